@@ -1,0 +1,1 @@
+"""memory-graph: governed long-term user memory for LangGraph agents."""

@@ -1,0 +1,1 @@
+"""LangGraph nodes, tools and the prebuilt agent for memory-graph."""
