@@ -1,0 +1,166 @@
+"""Migrations: an ordered list of SQL strings. A string's position is its version.
+
+Entries are never removed or reordered; every statement is idempotent. ``setup()`` applies
+the ones not yet recorded in ``mg_migrations`` under an advisory lock, each in its own
+transaction together with its ``mg_migrations`` row.
+
+Every table except the two bookkeeping tables (``mg_migrations``, ``mg_meta``) is keyed by
+``scope_id`` first, so that a sharded deployment can distribute rows by it.
+"""
+
+from __future__ import annotations
+
+__all__ = ["MIGRATIONS", "SETUP_LOCK_KEY"]
+
+SETUP_LOCK_KEY = 0x6D656D6F7279  # "memory": pg_advisory_xact_lock key for setup()
+
+MIGRATIONS: list[str] = [
+    # v0: bookkeeping
+    """
+    CREATE TABLE IF NOT EXISTS mg_migrations (
+        v integer PRIMARY KEY,
+        applied_at timestamptz NOT NULL DEFAULT now()
+    );
+    CREATE TABLE IF NOT EXISTS mg_meta (
+        key text PRIMARY KEY,
+        value text NOT NULL
+    );
+    """,
+    # v1: records (memories and keyed preferences), with their token index
+    """
+    CREATE TABLE IF NOT EXISTS mg_records (
+        scope_id text NOT NULL,
+        id uuid NOT NULL,
+        level text NOT NULL,
+        agent_key text NOT NULL DEFAULT '',
+        workspace_key text NOT NULL DEFAULT '',
+        kind text NOT NULL,
+        key text,
+        content text NOT NULL,
+        trust text NOT NULL,
+        sensitivity text NOT NULL,
+        confidence double precision NOT NULL,
+        source text NOT NULL,
+        source_event_id text,
+        observed_at timestamptz,
+        quote text,
+        thread_id text,
+        uri text,
+        knowledge jsonb,
+        claim_key text,
+        claim_value text,
+        expires_at timestamptz,
+        supersedes uuid,
+        status text NOT NULL DEFAULT 'active',
+        version integer NOT NULL DEFAULT 1,
+        content_hash text NOT NULL,
+        tokens text[] NOT NULL DEFAULT '{}',
+        created_at timestamptz NOT NULL,
+        updated_at timestamptz NOT NULL,
+        recorded_at timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (scope_id, id)
+    );
+    CREATE INDEX IF NOT EXISTS mg_records_identity
+        ON mg_records (scope_id, agent_key, workspace_key, status);
+    CREATE UNIQUE INDEX IF NOT EXISTS mg_records_pref_key
+        ON mg_records (scope_id, agent_key, workspace_key, key)
+        WHERE kind = 'preference';
+    CREATE INDEX IF NOT EXISTS mg_records_hash
+        ON mg_records (scope_id, agent_key, workspace_key, content_hash);
+    CREATE INDEX IF NOT EXISTS mg_records_claim
+        ON mg_records (scope_id, claim_key) WHERE claim_key IS NOT NULL;
+    CREATE TABLE IF NOT EXISTS mg_record_tokens (
+        scope_id text NOT NULL,
+        token text NOT NULL,
+        record_id uuid NOT NULL,
+        PRIMARY KEY (scope_id, token, record_id)
+    );
+    CREATE INDEX IF NOT EXISTS mg_record_tokens_record
+        ON mg_record_tokens (scope_id, record_id);
+    """,
+    # v2: profile and persona
+    """
+    CREATE TABLE IF NOT EXISTS mg_profiles (
+        scope_id text NOT NULL PRIMARY KEY,
+        fields jsonb NOT NULL DEFAULT '{}'::jsonb,
+        revision integer NOT NULL DEFAULT 0,
+        updated_at timestamptz,
+        recorded_at timestamptz NOT NULL DEFAULT now()
+    );
+    CREATE TABLE IF NOT EXISTS mg_personas (
+        scope_id text NOT NULL,
+        agent_key text NOT NULL DEFAULT '',
+        assistant_values text,
+        assistant_identity text,
+        bootstrap text,
+        onboarded_at timestamptz,
+        revision integer NOT NULL DEFAULT 0,
+        updated_at timestamptz,
+        recorded_at timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (scope_id, agent_key)
+    );
+    """,
+    # v3: proposals, grants and the audit log
+    """
+    CREATE TABLE IF NOT EXISTS mg_proposals (
+        scope_id text NOT NULL,
+        id text NOT NULL,
+        level text NOT NULL,
+        agent_key text NOT NULL DEFAULT '',
+        workspace_key text NOT NULL DEFAULT '',
+        operation text NOT NULL,
+        target_id text,
+        base_version integer,
+        args jsonb NOT NULL,
+        payload_hash text NOT NULL,
+        diff text NOT NULL,
+        evidence jsonb NOT NULL DEFAULT '{}'::jsonb,
+        guard jsonb NOT NULL DEFAULT '{}'::jsonb,
+        status text NOT NULL DEFAULT 'pending',
+        idempotency_key text NOT NULL,
+        thread_id text,
+        created_at timestamptz NOT NULL,
+        expires_at timestamptz NOT NULL,
+        decided_at timestamptz,
+        actor text,
+        decision jsonb,
+        result jsonb,
+        grant_id text,
+        recorded_at timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (scope_id, id)
+    );
+    CREATE INDEX IF NOT EXISTS mg_proposals_status
+        ON mg_proposals (scope_id, status, created_at);
+    CREATE TABLE IF NOT EXISTS mg_grants (
+        scope_id text NOT NULL,
+        id text NOT NULL,
+        agent_key text NOT NULL DEFAULT '',
+        workspace_key text NOT NULL DEFAULT '',
+        expires_at timestamptz NOT NULL,
+        kinds text[] NOT NULL,
+        operations text[] NOT NULL,
+        max_mutations integer NOT NULL,
+        max_bytes integer NOT NULL,
+        used_mutations integer NOT NULL DEFAULT 0,
+        used_bytes integer NOT NULL DEFAULT 0,
+        created_at timestamptz NOT NULL,
+        revoked_at timestamptz,
+        PRIMARY KEY (scope_id, id)
+    );
+    CREATE TABLE IF NOT EXISTS mg_audit (
+        scope_id text NOT NULL,
+        seq bigserial NOT NULL,
+        target_kind text NOT NULL,
+        target_id text,
+        action text NOT NULL,
+        before jsonb,
+        after jsonb,
+        version integer,
+        proposal_id text,
+        actor text NOT NULL,
+        at timestamptz NOT NULL,
+        recorded_at timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (scope_id, seq)
+    );
+    """,
+]

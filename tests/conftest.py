@@ -1,0 +1,51 @@
+"""Shared fixtures: a real PostgreSQL server and a fresh database per test.
+
+The server is ``$MEMORY_GRAPH_TEST_DSN`` when set (CI uses the system PostgreSQL), otherwise
+the embedded server, started once per session in a temporary directory.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import psycopg
+import pytest
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+os.environ.setdefault("XDG_RUNTIME_DIR", tempfile.mkdtemp(prefix="mg-runtime-"))
+
+
+@pytest.fixture(scope="session")
+def pg_server_dsn() -> Iterator[str]:
+    """DSN of the server under test (its maintenance database)."""
+    env = os.environ.get("MEMORY_GRAPH_TEST_DSN")
+    if env:
+        yield env
+        return
+    from memory_graph.storage._embedded import start_embedded
+
+    base = Path(tempfile.mkdtemp(prefix="mg-test-pg-"))
+    yield start_embedded(base)
+
+
+def _with_db(dsn: str, dbname: str) -> str:
+    params = conninfo_to_dict(dsn)
+    params["dbname"] = dbname
+    return make_conninfo(**params)  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def pg_dsn(pg_server_dsn: str) -> Iterator[str]:
+    """A DSN to a brand-new, empty database, dropped after the test."""
+    name = f"mg_test_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(pg_server_dsn, autocommit=True) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield _with_db(pg_server_dsn, name)
+    finally:
+        with psycopg.connect(pg_server_dsn, autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
