@@ -21,7 +21,9 @@ __all__ = [
     "Kind",
     "Knowledge",
     "Limits",
+    "Grant",
     "Operation",
+    "Persona",
     "Preference",
     "PreferenceResult",
     "Profile",
@@ -249,3 +251,38 @@ class CommitResult:
     version: int | None = None
     message: str = ""
     details: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Persona:
+    """The assistant's values and identity for one owner (per agent), plus the bootstrap."""
+
+    assistant_values: str | None
+    assistant_identity: str | None
+    bootstrap: str | None
+    """One-time onboarding instruction; removed once onboarding completes."""
+    onboarded_at: datetime | None
+    revision: int
+    updated_at: datetime | None
+
+
+@dataclass(frozen=True)
+class Grant:
+    """A bounded auto-approval: exact owner, expiry, allowed kinds/operations, and caps.
+
+    Usage is stored with the grant; a restart or retry never resets it.
+    """
+
+    id: str
+    scope_id: str
+    agent_key: str
+    workspace_key: str
+    expires_at: datetime
+    kinds: tuple[str, ...]
+    operations: tuple[str, ...]
+    max_mutations: int
+    max_bytes: int
+    used_mutations: int
+    used_bytes: int
+    created_at: datetime
+    revoked_at: datetime | None = None
