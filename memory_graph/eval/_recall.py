@@ -1,0 +1,252 @@
+"""Recall-quality evaluation: ``python -m memory_graph.eval recall --suite DIR``.
+
+A suite directory holds ``docs.jsonl`` (``{"corpus", "id", "text", "time"}``) and
+``queries.jsonl`` (``{"corpus", "query", "relevant", "type"}``). Each corpus is one owner's
+memory pool, and a query searches only its own corpus.
+
+Two paths share the metrics code:
+
+- the default loads every corpus into a fresh database through the public store API (one owner
+  per corpus) and runs ``store.search``;
+- ``--pure`` ranks in process with :mod:`memory_graph.rank`, with no database (for tuning).
+
+Printed: recall@1/5/10, hit@k, MRR and p50/p95 latency, overall and per query type.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..rank import DEFAULT_PARAMS, Document, RankParams, corpus_stats, doc_terms, rank
+from ..tokenize import tokenize
+
+__all__ = [
+    "EvalDoc",
+    "EvalQuery",
+    "Report",
+    "evaluate",
+    "load_suite",
+    "main",
+    "pure_searcher",
+    "summarize",
+]
+
+
+@dataclass(frozen=True)
+class EvalDoc:
+    """One document of a suite."""
+
+    corpus: str
+    id: str
+    text: str
+
+
+@dataclass(frozen=True)
+class EvalQuery:
+    """One query of a suite with its relevant document ids."""
+
+    corpus: str
+    query: str
+    relevant: tuple[str, ...]
+    type: str
+
+
+@dataclass
+class Report:
+    """Per-query outcomes, aggregated by :func:`summarize`."""
+
+    k: int
+    rows: list[dict[str, Any]] = field(default_factory=list)
+
+
+Searcher = Callable[[str, str, int], list[str]]
+"""``(corpus, query, k) -> ranked doc ids``."""
+
+
+def _read_jsonl(path: Path) -> Iterable[dict[str, Any]]:
+    with path.open(encoding="utf-8") as handle:
+        for line in handle:
+            if line.strip():
+                yield json.loads(line)
+
+
+def load_suite(suite: Path) -> tuple[list[EvalDoc], list[EvalQuery]]:
+    """Read ``docs.jsonl`` and ``queries.jsonl`` of a suite directory.
+
+    Args:
+        suite: The suite directory.
+
+    Returns:
+        The documents and the queries.
+    """
+    docs = [
+        EvalDoc(d["corpus"], str(d["id"]), d["text"]) for d in _read_jsonl(suite / "docs.jsonl")
+    ]
+    queries = [
+        EvalQuery(q["corpus"], q["query"], tuple(str(r) for r in q["relevant"]), q["type"])
+        for q in _read_jsonl(suite / "queries.jsonl")
+    ]
+    return docs, queries
+
+
+def pure_searcher(docs: Sequence[EvalDoc], params: RankParams = DEFAULT_PARAMS) -> Searcher:
+    """Build an in-process searcher over the documents (no database).
+
+    Args:
+        docs: All documents of the suite.
+        params: Ranking constants.
+
+    Returns:
+        A searcher that ranks a corpus's documents with :func:`memory_graph.rank.rank`.
+    """
+    by_corpus: dict[str, list[Document]] = defaultdict(list)
+    for d in docs:
+        by_corpus[d.corpus].append(Document(id=d.id, tokens=tokenize(d.text), text=d.text))
+    stats = {c: corpus_stats(ds, params) for c, ds in by_corpus.items()}
+    # Warm the term cache so that latency figures measure ranking, not first-time stemming.
+    for ds in by_corpus.values():
+        for doc in ds:
+            doc_terms(doc.tokens)
+
+    def search(corpus: str, query: str, k: int) -> list[str]:
+        ranked = rank(query, by_corpus[corpus], limit=k, stats=stats[corpus], params=params)
+        return [r.doc.id for r in ranked]
+
+    return search
+
+
+def evaluate(queries: Sequence[EvalQuery], search: Searcher, *, k: int = 10) -> Report:
+    """Run every query and record its ranks and latency.
+
+    Args:
+        queries: The queries.
+        search: The searcher under test.
+        k: How many results to fetch (at least 10 so recall@10 is defined).
+
+    Returns:
+        The per-query report.
+    """
+    depth = max(k, 10)
+    report = Report(k=k)
+    for q in queries:
+        started = time.perf_counter()
+        ids = search(q.corpus, q.query, depth)
+        elapsed = (time.perf_counter() - started) * 1000.0
+        relevant = set(q.relevant)
+        first = next((i + 1 for i, rid in enumerate(ids) if rid in relevant), None)
+        row: dict[str, Any] = {"type": q.type, "ms": elapsed, "rr": 1.0 / first if first else 0.0}
+        for cut in (1, 5, 10, k):
+            found = len(relevant.intersection(ids[:cut]))
+            row[f"r@{cut}"] = found / len(relevant) if relevant else 0.0
+            row[f"hit@{cut}"] = 1.0 if found else 0.0
+        report.rows.append(row)
+    return report
+
+
+def _percentile(values: Sequence[float], pct: float) -> float:
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    index = max(0, math.ceil(pct / 100.0 * len(ordered)) - 1)
+    return ordered[index]
+
+
+def _aggregate(rows: Sequence[dict[str, Any]], k: int) -> dict[str, float]:
+    n = len(rows) or 1
+    out: dict[str, float] = {"n": float(len(rows))}
+    for cut in sorted({1, 5, 10, k}):
+        out[f"recall@{cut}"] = sum(r[f"r@{cut}"] for r in rows) / n
+    out[f"hit@{k}"] = sum(r[f"hit@{k}"] for r in rows) / n
+    out["mrr"] = sum(r["rr"] for r in rows) / n
+    latencies = [r["ms"] for r in rows]
+    out["p50_ms"] = _percentile(latencies, 50)
+    out["p95_ms"] = _percentile(latencies, 95)
+    return out
+
+
+def summarize(report: Report) -> dict[str, dict[str, float]]:
+    """Aggregate a report overall (key ``"all"``) and per query type.
+
+    Args:
+        report: The per-query report.
+
+    Returns:
+        ``{group: {metric: value}}``.
+    """
+    groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for row in report.rows:
+        groups[row["type"]].append(row)
+    summary = {"all": _aggregate(report.rows, report.k)}
+    for name in sorted(groups):
+        summary[name] = _aggregate(groups[name], report.k)
+    return summary
+
+
+def _format(summary: dict[str, dict[str, float]], k: int) -> str:
+    cuts = sorted({1, 5, 10, k})
+    head = ["group", "n", *[f"R@{c}" for c in cuts], f"hit@{k}", "MRR", "p50ms", "p95ms"]
+    lines = ["  ".join(f"{h:>8}" if i else f"{h:<28}" for i, h in enumerate(head))]
+    for name, m in summary.items():
+        cells = [
+            f"{int(m['n']):>8}",
+            *[f"{m[f'recall@{c}']:>8.3f}" for c in cuts],
+            f"{m[f'hit@{k}']:>8.3f}",
+            f"{m['mrr']:>8.3f}",
+            f"{m['p50_ms']:>8.2f}",
+            f"{m['p95_ms']:>8.2f}",
+        ]
+        lines.append("  ".join([f"{name:<28}", *cells]))
+    return "\n".join(lines)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m memory_graph.eval recall",
+        description="Measure recall@k / MRR / latency of memory search on a suite directory.",
+    )
+    parser.add_argument("--suite", required=True, type=Path, help="dir with docs/queries.jsonl")
+    parser.add_argument("--k", type=int, default=10, help="cut-off for hit@k (default 10)")
+    parser.add_argument("--json", action="store_true", help="print the summary as JSON")
+    parser.add_argument("--dsn", default=None, help="PostgreSQL DSN (default: embedded server)")
+    parser.add_argument("--pure", action="store_true", help="rank in process, no database")
+    return parser
+
+
+def main(argv: list[str]) -> int:
+    """Entry point of ``python -m memory_graph.eval recall``.
+
+    Args:
+        argv: Arguments after ``recall``.
+
+    Returns:
+        The process exit code.
+    """
+    args = _parser().parse_args(argv)
+    if not 1 <= args.k <= 100:
+        print("--k must be in 1..100")
+        return 2
+    suite: Path = args.suite
+    if not (suite / "docs.jsonl").is_file() or not (suite / "queries.jsonl").is_file():
+        print(f"{suite} must contain docs.jsonl and queries.jsonl")
+        return 2
+    docs, queries = load_suite(suite)
+    if args.pure:
+        report = evaluate(queries, pure_searcher(docs), k=args.k)
+    else:
+        from ._recall_store import store_report
+
+        report = store_report(docs, queries, k=args.k, dsn=args.dsn)
+    summary = summarize(report)
+    if args.json:
+        print(json.dumps(summary, indent=2, sort_keys=True))
+    else:
+        print(_format(summary, args.k))
+    return 0
