@@ -1,0 +1,117 @@
+"""Core store benchmark against LangGraph's ``PostgresStore`` on the same server, same run.
+
+Measures:
+- entry-context load (persona + profile + active preferences, rendered) vs one
+  ``PostgresStore.get`` (target <= 1.5x);
+- a keyed preference write vs one ``PostgresStore.put``;
+- commit throughput (propose + approve) with 8 concurrent workers vs ``PostgresStore.put`` per
+  second with 8 workers (target >= 0.5x).
+
+Usage::
+
+    python bench/bench_core.py [--dsn DSN] [--n 300] [--workers 8] [--seconds 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import sys
+import threading
+import time
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import row, scratch_database, server_dsn, timed  # noqa: E402
+from langgraph.store.postgres import PostgresStore  # noqa: E402
+from psycopg_pool import ConnectionPool  # noqa: E402
+
+from memory_graph import MemoryStore, Owner  # noqa: E402
+
+
+def _throughput(worker: object, workers: int, seconds: float) -> float:
+    stop = time.perf_counter() + seconds
+    counts = [0] * workers
+
+    def run(i: int) -> None:
+        n = 0
+        while time.perf_counter() < stop:
+            worker(i, n)  # type: ignore[operator]
+            n += 1
+        counts[i] = n
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(workers)]
+    t0 = time.perf_counter()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return sum(counts) / (time.perf_counter() - t0)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--dsn", default=None, help="server DSN (default $MEMORY_GRAPH_DSN or embedded)")
+    ap.add_argument("--n", type=int, default=300, help="samples per latency measure")
+    ap.add_argument("--workers", type=int, default=8)
+    ap.add_argument("--seconds", type=float, default=5.0, help="duration of each throughput run")
+    args = ap.parse_args(argv)
+
+    with scratch_database(server_dsn(args.dsn)) as dsn:
+        pool = ConnectionPool(
+            dsn, min_size=args.workers, max_size=args.workers, open=True,
+            kwargs={"autocommit": True, "prepare_threshold": 0},
+        )
+        lg = PostgresStore(pool)  # type: ignore[arg-type]
+        lg.setup()
+        with MemoryStore.from_dsn(dsn, max_size=args.workers) as store:
+            store.setup()
+            owner = Owner("bench-user", agent="bench-agent")
+            store.patch_profile(owner, {"name": "Ada", "timezone": "UTC", "language": "en"})
+            store.set_persona(owner, assistant_values="Be concise.", assistant_identity="Helper")
+            for i in range(10):
+                store.set_preference(owner, f"pref.{i}", f"value {i}")
+            lg.put(("bench", "user"), "context", {"profile": {"name": "Ada"}, "prefs": {}})
+
+            print(f"server: {dsn.split('?')[0]}  samples: {args.n}")
+            ours = timed(lambda: store.context_block(owner), args.n)
+            base = timed(lambda: lg.get(("bench", "user"), "context"), args.n)
+            print(row("entry context load vs PostgresStore.get", ours, base, "(target <= 1.5x)"))
+
+            counter = itertools.count()
+            t = datetime(2026, 1, 1, tzinfo=timezone.utc)
+
+            def write() -> None:
+                i = next(counter)
+                store.set_preference(
+                    owner, "bench.key", f"v{i}", updated_at=t + timedelta(seconds=i)
+                )
+
+            ours = timed(write, args.n)
+            base = timed(lambda: lg.put(("bench", "user"), "k", {"v": next(counter)}), args.n)
+            print(row("keyed preference write vs PostgresStore.put", ours, base))
+
+            def commit(i: int, n: int) -> None:
+                # a fresh owner every 500 commits keeps clear of the per-identity record cap
+                o = Owner(f"bench-worker-{i}-{n // 500}")
+                prop = store.propose(o, "add", {"kind": "fact", "content": f"fact {i}-{n}"})
+                store.decide(o, prop.id, "approve")
+
+            def put(i: int, n: int) -> None:
+                lg.put(("bench", f"w{i}"), f"k{n}", {"content": f"fact {i}-{n}"})
+
+            ours_tp = _throughput(commit, args.workers, args.seconds)
+            base_tp = _throughput(put, args.workers, args.seconds)
+            print(
+                f"{'commit throughput, ' + str(args.workers) + ' workers':<44} "
+                f"ours {ours_tp:8.1f}/s | baseline PostgresStore.put {base_tp:8.1f}/s | "
+                f"ratio {ours_tp / base_tp:5.2f}x (target >= 0.5x)"
+            )
+        pool.close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
