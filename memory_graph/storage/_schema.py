@@ -163,4 +163,10 @@ MIGRATIONS: list[str] = [
         PRIMARY KEY (scope_id, seq)
     );
     """,
+    # v4: audit rows carry the identity, so audit_log() shows an owner only what it can see
+    """
+    ALTER TABLE mg_audit ADD COLUMN IF NOT EXISTS agent_key text NOT NULL DEFAULT '';
+    ALTER TABLE mg_audit ADD COLUMN IF NOT EXISTS workspace_key text NOT NULL DEFAULT '';
+    CREATE INDEX IF NOT EXISTS mg_audit_target ON mg_audit (scope_id, target_id);
+    """,
 ]
