@@ -1,0 +1,199 @@
+"""Guard evaluation: precision, recall, F1 and false-positive rate on a labelled JSONL set.
+
+Each line of the cases file is ``{"id", "text", "lang", "sensitive", "category", ...}``.
+A case counts as predicted-sensitive when :func:`memory_graph.guard.check` blocks it. For a
+negative case, ``category`` names the family it looks like; per-category figures group
+both positives and hard negatives by that label.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..errors import ValidationError
+from ..guard import check
+
+__all__ = ["format_guard_report", "main", "run_guard_eval", "score"]
+
+
+def score(pairs: Iterable[tuple[bool, bool]]) -> dict[str, Any]:
+    """Score ``(expected_sensitive, predicted_sensitive)`` pairs.
+
+    Args:
+        pairs: one pair per case.
+
+    Returns:
+        ``{"n", "tp", "fp", "fn", "tn", "precision", "recall", "f1", "fpr"}``. A ratio
+        with an empty denominator is ``None``.
+
+    >>> score([(True, True), (False, False), (False, True)])["fpr"]
+    0.5
+    """
+    tp = fp = fn = tn = 0
+    for expected, predicted in pairs:
+        if expected and predicted:
+            tp += 1
+        elif predicted:
+            fp += 1
+        elif expected:
+            fn += 1
+        else:
+            tn += 1
+
+    def ratio(num: int, den: int) -> float | None:
+        return round(num / den, 4) if den else None
+
+    precision, recall = ratio(tp, tp + fp), ratio(tp, tp + fn)
+    f1: float | None = None
+    if precision is not None and recall is not None and precision + recall > 0:
+        f1 = round(2 * precision * recall / (precision + recall), 4)
+    return {
+        "n": tp + fp + fn + tn,
+        "tp": tp,
+        "fp": fp,
+        "fn": fn,
+        "tn": tn,
+        "precision": precision,
+        "recall": recall,
+        "f1": f1,
+        "fpr": ratio(fp, fp + tn),
+    }
+
+
+def _load(cases_path: str | Path) -> list[dict[str, Any]]:
+    path = Path(cases_path)
+    if not path.is_file():
+        raise ValidationError(f"cases file {str(path)!r} does not exist: pass --cases FILE")
+    cases: list[dict[str, Any]] = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            case = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ValidationError(f"{path}:{number} is not JSON: fix or remove the line") from exc
+        if not isinstance(case, dict) or not isinstance(case.get("text"), str):
+            raise ValidationError(f"{path}:{number} needs a string 'text' and a bool 'sensitive'")
+        if not isinstance(case.get("sensitive"), bool):
+            raise ValidationError(f"{path}:{number} needs a bool 'sensitive'")
+        cases.append(case)
+    return cases
+
+
+def run_guard_eval(cases_path: str | Path) -> dict[str, Any]:
+    """Run the guard over a labelled cases file.
+
+    Args:
+        cases_path: a JSONL file of guard cases.
+
+    Returns:
+        ``{"overall": scores, "by_lang": {lang: scores}, "by_category": {category: scores},
+        "category_accuracy": float | None, "errors": [{"id", "expected", "predicted"}]}``.
+        ``category_accuracy`` is the share of caught positives given the labelled category.
+        Errors carry ids and labels only, never the text.
+
+    Raises:
+        ValidationError: the file is missing or malformed.
+    """
+    cases = _load(cases_path)
+    rows: list[tuple[dict[str, Any], bool, str | None]] = []
+    for case in cases:
+        verdict = check(case["text"])
+        rows.append((case, not verdict.allowed, verdict.category))
+
+    def group(key: str) -> dict[str, dict[str, Any]]:
+        names = sorted({str(c.get(key, "?")) for c, _, _ in rows})
+        return {
+            name: score((c["sensitive"], p) for c, p, _ in rows if str(c.get(key, "?")) == name)
+            for name in names
+        }
+
+    caught = [(c, cat) for c, p, cat in rows if p and c["sensitive"]]
+    right = sum(1 for c, cat in caught if cat == c.get("category"))
+    errors = [
+        {
+            "id": c.get("id"),
+            "expected": c.get("category") if c["sensitive"] else None,
+            "predicted": cat,
+        }
+        for c, p, cat in rows
+        if p != c["sensitive"]
+    ]
+    return {
+        "overall": score((c["sensitive"], p) for c, p, _ in rows),
+        "by_lang": group("lang"),
+        "by_category": group("category"),
+        "category_accuracy": round(right / len(caught), 4) if caught else None,
+        "errors": errors,
+    }
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.3f}" if isinstance(value, float) else str(value)
+
+
+def format_guard_report(report: dict[str, Any]) -> None:
+    """Print a report from :func:`run_guard_eval` as rich tables on stdout.
+
+    Args:
+        report: the dict returned by :func:`run_guard_eval`.
+    """
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    columns = ("n", "tp", "fp", "fn", "tn", "precision", "recall", "f1", "fpr")
+    sections: Sequence[tuple[str, dict[str, dict[str, Any]]]] = (
+        ("Guard: overall", {"all": report["overall"]}),
+        ("Guard: by language", report["by_lang"]),
+        ("Guard: by category (positives and their hard negatives)", report["by_category"]),
+    )
+    for title, groups in sections:
+        table = Table(title=title)
+        table.add_column("group")
+        for column in columns:
+            table.add_column(column, justify="right")
+        for name, scores in groups.items():
+            table.add_row(name, *(_cell(scores[c]) for c in columns))
+        console.print(table)
+    console.print(f"category accuracy on caught positives: {_cell(report['category_accuracy'])}")
+    if report["errors"]:
+        console.print("misclassified ids: " + ", ".join(str(e["id"]) for e in report["errors"]))
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m memory_graph.eval guard",
+        description="Score the sensitive-data guard on a labelled JSONL cases file.",
+    )
+    parser.add_argument("--cases", required=True, help="path to a guard cases.jsonl file")
+    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    return parser
+
+
+def main(argv: list[str]) -> int:
+    """Run the ``guard`` evaluation command.
+
+    Args:
+        argv: the arguments after ``guard``.
+
+    Returns:
+        The process exit code: 0 on success, 2 for a bad cases file.
+    """
+    args = _parser().parse_args(argv)
+    try:
+        report = run_guard_eval(args.cases)
+    except ValidationError as exc:
+        print(f"error: {exc}")
+        return 2
+    if args.json:
+        print(json.dumps(report, ensure_ascii=False, indent=2))
+    else:
+        format_guard_report(report)
+    return 0
