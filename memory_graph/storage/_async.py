@@ -1,0 +1,434 @@
+"""The asynchronous twin of :class:`~memory_graph.storage.MemoryStore`.
+
+A thin shell: every method runs the very same generator op as the sync store, through
+:func:`~memory_graph.storage._driver.run_async`. ``tests/test_public_api.py`` checks that the
+two classes expose the same methods with the same signatures.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Iterable, Mapping
+from contextlib import asynccontextmanager
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any, TypeVar
+
+from psycopg_pool import AsyncConnectionPool, PoolTimeout
+
+from .._identity import IdentityLevel, Owner
+from .._time import Clock
+from .._types import (
+    CommitResult,
+    DecisionKind,
+    Grant,
+    Kind,
+    Limits,
+    Operation,
+    Preference,
+    PreferenceResult,
+    Profile,
+    ProfileResult,
+    Proposal,
+    Record,
+    SearchHit,
+    Sensitivity,
+    Trust,
+)
+from ..errors import StorageUnavailableError
+from . import _ops_proposals as P
+from . import _ops_reads as R
+from . import _ops_writes as W
+from ._base import StoreBase, pool_kwargs
+from ._driver import Op, run_async
+from ._ops_records import reinforce_op
+from ._setup import resolve_dsn, setup_op
+
+__all__ = ["AsyncMemoryStore"]
+
+T = TypeVar("T")
+
+
+class AsyncMemoryStore(StoreBase):
+    """Governed long-term user memory on PostgreSQL (async twin of ``MemoryStore``).
+
+    Args:
+        pool: an open ``psycopg_pool.AsyncConnectionPool`` (``autocommit=False``).
+        limits: size and count limits.
+        clock: the injectable clock.
+        dsn: the DSN the pool connects to (exposed as :attr:`dsn`).
+    """
+
+    def __init__(
+        self,
+        pool: AsyncConnectionPool[Any],
+        *,
+        limits: Limits | None = None,
+        clock: Clock | None = None,
+        dsn: str | None = None,
+    ) -> None:
+        super().__init__(limits=limits, clock=clock, dsn=dsn)
+        self._pool = pool
+
+    # --- lifecycle ------------------------------------------------------------------------
+
+    @classmethod
+    async def open(
+        cls,
+        dsn: str | None = None,
+        *,
+        data_dir: str | Path | None = None,
+        limits: Limits | None = None,
+        clock: Clock | None = None,
+        max_size: int = 8,
+    ) -> AsyncMemoryStore:
+        """Open a store on ``dsn``, ``$MEMORY_GRAPH_DSN`` or the embedded server. Await close().
+
+        Raises:
+            StorageUnavailableError: the server cannot be reached or started.
+        """
+        # Starting the embedded server blocks; keep it off the event loop.
+        resolved = await asyncio.to_thread(resolve_dsn, dsn, data_dir=data_dir)
+        pool: AsyncConnectionPool[Any] = AsyncConnectionPool(
+            resolved, min_size=1, max_size=max_size, open=False, kwargs=pool_kwargs()
+        )
+        try:
+            await pool.open(wait=True, timeout=15)
+        except PoolTimeout as exc:
+            await pool.close()
+            raise StorageUnavailableError(f"cannot connect to PostgreSQL: {exc}") from exc
+        return cls(pool, limits=limits, clock=clock, dsn=resolved)
+
+    @classmethod
+    @asynccontextmanager
+    async def from_dsn(
+        cls,
+        dsn: str | None = None,
+        *,
+        data_dir: str | Path | None = None,
+        limits: Limits | None = None,
+        clock: Clock | None = None,
+        max_size: int = 8,
+    ) -> AsyncIterator[AsyncMemoryStore]:
+        """Async context manager around :meth:`open` that closes the pool on exit."""
+        store = await cls.open(
+            dsn, data_dir=data_dir, limits=limits, clock=clock, max_size=max_size
+        )
+        try:
+            yield store
+        finally:
+            await store.close()
+
+    async def close(self) -> None:
+        """Close the connection pool."""
+        await self._pool.close()
+
+    async def _run(self, op: Op[T]) -> T:
+        try:
+            async with self._pool.connection() as conn:
+                return await run_async(conn, op)
+        except PoolTimeout as exc:
+            raise StorageUnavailableError(f"no database connection available: {exc}") from exc
+
+    async def setup(self) -> list[int]:
+        """Apply pending migrations (idempotent). Returns the versions applied now."""
+        return await self._run(setup_op())
+
+    # --- reads ----------------------------------------------------------------------------
+
+    async def get_profile(self, owner: Owner) -> Profile:
+        """The user's profile (empty, revision 0, when none)."""
+        return await self._run(R.get_profile_op(owner))
+
+    async def get_preferences(
+        self, owner: Owner, *, as_of: datetime | None = None
+    ) -> list[Preference]:
+        """Active, unexpired preferences; shadowed ones are ``overridden``."""
+        return await self._run(R.get_preferences_op(owner, as_of=as_of, clock=self._clock))
+
+    async def get_record(self, owner: Owner, record_id: str) -> Record:
+        """One visible record. Raises NotFoundError when not visible to ``owner``."""
+        return await self._run(R.get_record_op(owner, record_id))
+
+    async def list_records(
+        self,
+        owner: Owner,
+        *,
+        kinds: Iterable[Kind] | None = None,
+        include_inactive: bool = False,
+        as_of: datetime | None = None,
+    ) -> list[Record]:
+        """Visible records, active and unexpired unless ``include_inactive``."""
+        return await self._run(
+            R.list_records_op(
+                owner,
+                kinds=kinds,
+                include_inactive=include_inactive,
+                as_of=as_of,
+                clock=self._clock,
+            )
+        )
+
+    async def search(
+        self,
+        owner: Owner,
+        query: str,
+        *,
+        limit: int | None = None,
+        kinds: Iterable[Kind] | None = None,
+        trusts: Iterable[Trust] | None = None,
+        sensitivities: Iterable[Sensitivity] | None = None,
+        as_of: datetime | None = None,
+    ) -> list[SearchHit]:
+        """Lexical recall over visible, active records (sensitive excluded unless asked)."""
+        return await self._run(
+            W.search(
+                owner,
+                query,
+                limit=limit,
+                kinds=kinds,
+                trusts=trusts,
+                sensitivities=sensitivities,
+                as_of=as_of,
+                store=self,
+            )
+        )
+
+    async def search_confirmed(
+        self, owner: Owner, query: str, *, limit: int | None = None, as_of: datetime | None = None
+    ) -> list[SearchHit]:
+        """Search narrowed server-side to user-confirmed, non-sensitive records."""
+        return await self._run(
+            W.search(
+                owner,
+                query,
+                limit=limit,
+                trusts=["user-confirmed"],
+                sensitivities=["private"],
+                as_of=as_of,
+                store=self,
+            )
+        )
+
+    async def audit_log(self, owner: Owner, *, limit: int = 100) -> list[dict[str, Any]]:
+        """The newest audit rows visible to ``owner``, newest first."""
+        return await self._run(R.audit_log_op(owner, limit=limit))
+
+    # --- proposals ------------------------------------------------------------------------
+
+    async def propose(
+        self,
+        owner: Owner,
+        operation: Operation,
+        args: Mapping[str, Any],
+        *,
+        level: IdentityLevel = "user",
+        target_id: str | None = None,
+        base_version: int | None = None,
+        idempotency_key: str | None = None,
+        evidence: Mapping[str, Any] | None = None,
+        thread_id: str | None = None,
+        ttl: timedelta | None = None,
+    ) -> Proposal:
+        """Create (or replay) a proposal; nothing is written until it is approved."""
+        return await self._run(
+            P.propose_op(
+                owner,
+                operation,
+                args,
+                level=level,
+                target_id=target_id,
+                base_version=base_version,
+                idempotency_key=idempotency_key,
+                evidence=evidence,
+                thread_id=thread_id,
+                ttl=ttl,
+                clock=self._clock,
+                limits=self._limits,
+            )
+        )
+
+    async def get_proposal(self, owner: Owner, proposal_id: str) -> Proposal:
+        """One proposal of ``owner``. Raises NotFoundError otherwise."""
+        return await self._run(P.get_proposal_op(owner, proposal_id))
+
+    async def list_pending(self, owner: Owner, *, thread_id: str | None = None) -> list[Proposal]:
+        """The inbox: pending, unexpired proposals, oldest first."""
+        return await self._run(P.list_pending_op(owner, thread_id=thread_id, clock=self._clock))
+
+    async def decide(
+        self,
+        owner: Owner,
+        proposal_id: str,
+        decision: DecisionKind,
+        *,
+        args: Mapping[str, Any] | None = None,
+        message: str | None = None,
+        actor: str = "human",
+    ) -> CommitResult:
+        """Approve, edit or reject a proposal; the final status is returned as data."""
+        return await self._run(
+            P.decide_op(
+                owner,
+                proposal_id,
+                decision,
+                args=args,
+                message=message,
+                actor=actor,
+                clock=self._clock,
+                limits=self._limits,
+            )
+        )
+
+    # --- trusted writes -------------------------------------------------------------------
+
+    async def set_preference(
+        self,
+        owner: Owner,
+        key: str,
+        value: str,
+        *,
+        level: IdentityLevel = "user",
+        source: str = "api",
+        source_event_id: str | None = None,
+        expires_at: datetime | None = None,
+        updated_at: datetime | None = None,
+    ) -> PreferenceResult:
+        """Set a preference with seed semantics. Raises StaleWriteError on an older write."""
+        return await self._run(
+            W.set_preference(
+                owner,
+                key,
+                value,
+                level=level,
+                source=source,
+                source_event_id=source_event_id,
+                expires_at=expires_at,
+                updated_at=updated_at,
+                store=self,
+            )
+        )
+
+    async def delete_preference(
+        self,
+        owner: Owner,
+        key: str,
+        *,
+        level: IdentityLevel = "user",
+        updated_at: datetime | None = None,
+    ) -> PreferenceResult:
+        """Delete a preference: DELETED with the previous value, or UNCHANGED (revision 0)."""
+        return await self._run(
+            W.delete_preference(owner, key, level=level, updated_at=updated_at, store=self)
+        )
+
+    async def patch_profile(
+        self, owner: Owner, patch: Mapping[str, str | None], *, updated_at: datetime | None = None
+    ) -> ProfileResult:
+        """Patch named profile fields (``None`` deletes). Raises UnknownFieldError."""
+        return await self._run(W.patch_profile(owner, patch, updated_at=updated_at, store=self))
+
+    async def add(
+        self,
+        owner: Owner,
+        kind: Kind,
+        content: str,
+        *,
+        level: IdentityLevel = "user",
+        key: str | None = None,
+        knowledge: Any = None,
+        trust: Trust = "user-confirmed",
+        sensitivity: Sensitivity = "private",
+        confidence: float | None = None,
+        evidence: Mapping[str, Any] | None = None,
+        expires_at: datetime | None = None,
+    ) -> CommitResult:
+        """Add a record (a duplicate raises confidence instead: write_status UNCHANGED)."""
+        return await self._run(
+            W.add(
+                owner,
+                kind,
+                content,
+                level=level,
+                key=key,
+                knowledge=knowledge,
+                trust=trust,
+                sensitivity=sensitivity,
+                confidence=confidence,
+                evidence=evidence,
+                expires_at=expires_at,
+                store=self,
+            )
+        )
+
+    async def replace(
+        self,
+        owner: Owner,
+        record_id: str,
+        content: str,
+        *,
+        base_version: int,
+        knowledge: Any = None,
+        expires_at: datetime | None = None,
+    ) -> CommitResult:
+        """Compare-and-set replace; ``conflicted`` when the record moved past base_version."""
+        return await self._run(
+            W.replace(
+                owner,
+                record_id,
+                content,
+                base_version=base_version,
+                knowledge=knowledge,
+                expires_at=expires_at,
+                store=self,
+            )
+        )
+
+    async def remove(self, owner: Owner, record_id: str, *, base_version: int) -> CommitResult:
+        """Compare-and-set removal (a status change); ``conflicted`` on a stale base."""
+        return await self._run(W.remove(owner, record_id, base_version=base_version, store=self))
+
+    async def reinforce(self, owner: Owner, record_id: str) -> Record:
+        """A repeat mention: raise an active record's confidence without a new row."""
+        return await self._run(
+            reinforce_op(owner, record_id, clock=self._clock, limits=self._limits)
+        )
+
+    # --- grants ---------------------------------------------------------------------------
+
+    async def create_grant(
+        self,
+        owner: Owner,
+        *,
+        expires_at: datetime,
+        kinds: Iterable[str],
+        operations: Iterable[str],
+        max_mutations: int,
+        max_bytes: int,
+    ) -> Grant:
+        """Create a bounded auto-approval grant for exactly ``owner``."""
+        return await self._run(
+            P.create_grant_op(
+                owner,
+                expires_at=expires_at,
+                kinds=kinds,
+                operations=operations,
+                max_mutations=max_mutations,
+                max_bytes=max_bytes,
+                clock=self._clock,
+            )
+        )
+
+    async def get_grant(self, owner: Owner, grant_id: str) -> Grant:
+        """A grant of exactly ``owner``, with its stored usage."""
+        return await self._run(P.get_grant_op(owner, grant_id))
+
+    async def decide_with_grant(
+        self, owner: Owner, proposal_id: str, grant_id: str
+    ) -> CommitResult | None:
+        """Approve under a grant if it allows; otherwise ``None`` (the proposal stays pending)."""
+        return await self._run(
+            P.decide_with_grant_op(
+                owner, proposal_id, grant_id, clock=self._clock, limits=self._limits
+            )
+        )

@@ -1,0 +1,582 @@
+"""Proposal ops: propose, decide (the only commit path), inbox, trusted writes and grants.
+
+Concurrency: :func:`decide_op` locks the proposal row (``SELECT ... FOR UPDATE``) and re-reads
+its status after the lock, so of N concurrent deciders exactly one commits and the others get
+the stored result. Apply ops lock their target and compare-and-set its version.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime, timedelta
+from typing import Any
+
+from psycopg.types.json import Jsonb
+
+from .. import validate as v
+from .._identity import Identity, IdentityLevel, Owner
+from .._time import Clock, format_utc
+from .._types import CommitResult, Grant, Limits, Proposal, Trust
+from ..errors import (
+    ConflictError,
+    IdempotencyConflictError,
+    NotFoundError,
+    StaleWriteError,
+    ValidationError,
+)
+from ..proposals import default_idempotency_key, payload_hash, proposal_id, render_diff
+from ._driver import Op, Query
+from ._ops_reads import get_record_op
+from ._ops_records import (
+    CommitContext,
+    Outcome,
+    apply_add,
+    apply_delete_preference,
+    apply_patch_profile,
+    apply_remove,
+    apply_replace,
+    apply_set_preference,
+    audit,
+    lock_preference,
+    lock_profile,
+)
+from ._rows import (
+    commit_result_from_json,
+    commit_result_to_json,
+    grant_from_row,
+    identity_from_row,
+    proposal_from_row,
+    visible,
+)
+
+__all__ = [
+    "create_grant_op",
+    "decide_op",
+    "decide_with_grant_op",
+    "get_grant_op",
+    "get_proposal_op",
+    "list_pending_op",
+    "propose_op",
+    "trusted_write_op",
+]
+
+
+def _guard(operation: str, args: dict[str, Any]) -> dict[str, Any]:
+    from ..guard import check
+
+    verdict = check(v.guard_text(operation, args))
+    if not verdict.allowed:
+        raise ValidationError(
+            f"blocked by the sensitive-data guard (category: {verdict.category}): "
+            "this content is not stored; remove the sensitive part"
+        )
+    return verdict.to_json()
+
+
+def _target_identity(owner: Owner, operation: str, level: Any) -> Identity:
+    if operation == "patch_profile":
+        return owner.identity("user")  # the profile is one document per user
+    return owner.identity(v.identity_level(level))
+
+
+def _before(
+    owner: Owner, ident: Identity, operation: str, args: dict[str, Any], target_id: str | None
+) -> Op[tuple[str | None, int | None, dict[str, Any] | None]]:
+    """Resolve (target_id, current version, current state) at propose time."""
+    if operation in ("set_preference", "delete_preference"):
+        key = args["key"]
+        if target_id is not None and target_id != key:
+            raise ValidationError(
+                f"target_id {target_id!r} does not match the preference key {key!r}: "
+                "omit target_id or pass the normalised key"
+            )
+        row = yield Query(
+            "SELECT content, version, status FROM mg_records WHERE scope_id = %s AND "
+            "agent_key = %s AND workspace_key = %s AND kind = 'preference' AND key = %s",
+            (ident.scope_id, ident.agent_key, ident.workspace_key, key),
+            fetch="one",
+        )
+        if row is None:
+            return key, 0, None
+        state = {"value": row["content"]} if row["status"] == "active" else None
+        return key, int(row["version"]), state
+    if operation == "patch_profile":
+        row = yield Query(
+            "SELECT fields, revision FROM mg_profiles WHERE scope_id = %s",
+            (owner.scope_id,),
+            fetch="one",
+        )
+        if row is None:
+            return None, 0, {"fields": {}}
+        return None, int(row["revision"]), {"fields": row["fields"]}
+    if operation == "add":
+        return None, None, None
+    if not isinstance(target_id, str):
+        raise ValidationError(f"{operation} needs target_id: the id of the record to change")
+    rec = yield from get_record_op(owner, target_id)
+    if rec.kind == "preference" and rec.key is not None:
+        raise ValidationError(
+            f"record {target_id} is a keyed preference: use set_preference / delete_preference"
+        )
+    return rec.id, rec.version, {"content": rec.content, "kind": rec.kind}
+
+
+def _select_proposal(owner: Owner, pid: str, *, lock: bool) -> Op[dict[str, Any] | None]:
+    cond, params = visible(owner)
+    row = yield Query(
+        f"SELECT * FROM mg_proposals WHERE {cond} AND id = %s" + (" FOR UPDATE" if lock else ""),
+        (*params, pid),
+        fetch="one",
+    )
+    return row  # type: ignore[no-any-return]
+
+
+def propose_op(
+    owner: Owner,
+    operation: Any,
+    args: Any,
+    *,
+    level: Any = "user",
+    target_id: str | None = None,
+    base_version: int | None = None,
+    idempotency_key: str | None = None,
+    evidence: Any = None,
+    thread_id: str | None = None,
+    ttl: timedelta | None = None,
+    clock: Clock,
+    limits: Limits,
+) -> Op[Proposal]:
+    """Create (or replay) a proposal. Validates and guards the args fully; writes no memory."""
+    op = v.operation(operation)
+    ident = _target_identity(owner, op, level)
+    norm = v.operation_args(op, args, limits)
+    ev = v.evidence(evidence)
+    if thread_id is not None:
+        thread_id = v.text("thread_id", thread_id, max_bytes=512)
+    thread_id = thread_id or ev.get("thread_id")
+    if base_version is not None and (
+        isinstance(base_version, bool) or not isinstance(base_version, int) or base_version < 0
+    ):
+        raise ValidationError("base_version must be a non-negative integer or None")
+    ttl = limits.proposal_ttl if ttl is None else ttl
+    if not isinstance(ttl, timedelta) or ttl <= timedelta(0):
+        raise ValidationError("ttl must be a positive timedelta")
+    if idempotency_key is not None:
+        idempotency_key = v.text("idempotency_key", idempotency_key, max_bytes=256)
+    now = clock()
+    updated_at = v.aware(ev["observed_at"], "observed_at") if "observed_at" in ev else now
+    if "expires_at" in norm:
+        v.expiry(norm["expires_at"], updated_at if op == "set_preference" else max(updated_at, now))
+    verdict = _guard(op, norm)
+    target, current, before = yield from _before(owner, ident, op, norm, target_id)
+    base = current if base_version is None else base_version
+    key = idempotency_key or default_idempotency_key(
+        op, ident.level, (ident.agent_key, ident.workspace_key), target, norm, ev
+    )
+    pid = proposal_id(owner.scope_id, key)
+    phash = payload_hash(op, ident.level, target, norm)
+    for _ in range(2):
+        existing = yield Query(
+            "SELECT * FROM mg_proposals WHERE scope_id = %s AND id = %s",
+            (owner.scope_id, pid),
+            fetch="one",
+        )
+        if existing is not None:
+            same_identity = (existing["agent_key"], existing["workspace_key"]) == (
+                ident.agent_key,
+                ident.workspace_key,
+            )
+            if not same_identity or existing["payload_hash"] != phash:
+                raise IdempotencyConflictError(
+                    f"idempotency key {key!r} was already used for a different payload: "
+                    "use a new idempotency key"
+                )
+            return proposal_from_row(existing)
+        row = yield Query(
+            "INSERT INTO mg_proposals (scope_id, id, level, agent_key, workspace_key, operation, "
+            "target_id, base_version, args, payload_hash, diff, evidence, guard, status, "
+            "idempotency_key, thread_id, created_at, expires_at) VALUES (%s, %s, %s, %s, %s, %s, "
+            "%s, %s, %s, %s, %s, %s, %s, 'pending', %s, %s, %s, %s) "
+            "ON CONFLICT (scope_id, id) DO NOTHING RETURNING *",
+            (
+                owner.scope_id,
+                pid,
+                ident.level,
+                ident.agent_key,
+                ident.workspace_key,
+                op,
+                target,
+                base,
+                Jsonb(norm),
+                phash,
+                render_diff(op, norm, before),
+                Jsonb(ev),
+                Jsonb(verdict),
+                key,
+                thread_id,
+                now,
+                now + ttl,
+            ),
+            fetch="one",
+        )
+        if row is not None:
+            ctx = _ctx(owner, ident, now, "system", pid, "user-confirmed", ev, limits)
+            yield from audit(
+                ctx,
+                ident,
+                "proposal",
+                pid,
+                "proposed",
+                None,
+                {"operation": op, "target_id": target, "base_version": base, "args": norm},
+                None,
+            )
+            return proposal_from_row(row)
+    raise ConflictError("a concurrent proposal with the same id appeared: retry")  # unreachable
+
+
+def _ctx(
+    owner: Owner,
+    ident: Identity,
+    now: datetime,
+    actor: str,
+    pid: str | None,
+    trust: Trust,
+    ev: dict[str, Any],
+    limits: Limits,
+) -> CommitContext:
+    return CommitContext(owner, ident, now, actor, pid, trust, ev, limits)
+
+
+def _finish(
+    ctx: CommitContext,
+    row: dict[str, Any],
+    status: str,
+    result: CommitResult,
+    decision: dict[str, Any],
+    args: dict[str, Any] | None = None,
+) -> Op[CommitResult]:
+    """Store the final status + result and audit the transition."""
+    yield Query(
+        "UPDATE mg_proposals SET status = %s, decided_at = %s, actor = %s, decision = %s, "
+        "result = %s, args = %s WHERE scope_id = %s AND id = %s",
+        (
+            status,
+            ctx.now,
+            ctx.actor,
+            Jsonb(decision),
+            Jsonb(commit_result_to_json(result)),
+            Jsonb(args if args is not None else row["args"]),
+            row["scope_id"],
+            row["id"],
+        ),
+        fetch="none",
+    )
+    yield from audit(
+        ctx,
+        identity_from_row(row),
+        "proposal",
+        row["id"],
+        status,
+        {"status": "pending"},
+        {"status": status, "decision": decision},
+        result.version,
+    )
+    return result
+
+
+def _apply(ctx: CommitContext, row: dict[str, Any], args: dict[str, Any]) -> Op[Outcome]:
+    op, base = row["operation"], row["base_version"]
+    if op == "add":
+        return (yield from apply_add(ctx, args))
+    if op == "replace":
+        return (yield from apply_replace(ctx, row["target_id"], base, args))
+    if op == "remove":
+        return (yield from apply_remove(ctx, row["target_id"], base))
+    if op == "set_preference":
+        return (yield from apply_set_preference(ctx, base, args))
+    if op == "delete_preference":
+        return (yield from apply_delete_preference(ctx, base, args))
+    return (yield from apply_patch_profile(ctx, base, args))
+
+
+def decide_op(
+    owner: Owner,
+    pid: str,
+    decision: Any,
+    *,
+    args: Any = None,
+    message: str | None = None,
+    actor: str = "human",
+    clock: Clock,
+    limits: Limits,
+    trust: Trust | None = None,
+) -> Op[CommitResult]:
+    """Decide a proposal: approve, edit (re-validated, re-guarded) or reject, in one transaction.
+
+    Returns the final status as data: ``approved``, ``rejected``, ``expired`` (decided at or
+    after ``expires_at``; nothing written) or ``conflicted`` (the target changed since the base
+    version; the newer value stays). A decided proposal returns its stored result.
+    """
+    dec = v.decision(decision)
+    if message is not None:
+        message = v.text("message", message, max_bytes=4096, min_bytes=0)
+    actor = v.text("actor", actor, max_bytes=256)
+    if dec == "edit" and args is None:
+        raise ValidationError("an edit decision needs args: pass the edited args")
+    if not isinstance(pid, str):
+        raise NotFoundError(f"proposal {pid!r} not found for this owner")
+    row = yield from _select_proposal(owner, pid, lock=True)
+    if row is None:
+        raise NotFoundError(f"proposal {pid!r} not found for this owner")
+    if row["status"] != "pending":
+        return commit_result_from_json(row["result"])
+    ident = identity_from_row(row)
+    op = row["operation"]
+    now = clock()
+    new_args: dict[str, Any] = row["args"]
+    if dec == "edit" and now < row["expires_at"]:
+        new_args = v.operation_args(op, args, limits)
+        if op in ("set_preference", "delete_preference") and new_args["key"] != row["target_id"]:
+            raise ValidationError("an edit cannot change the preference key: propose a new write")
+        _guard(op, new_args)
+    # A grant always writes agent-observed; otherwise an explicit add trust, else confirmed.
+    trust_: Trust = trust or new_args.get("trust") or "user-confirmed"
+    ctx = _ctx(owner, ident, now, actor, pid, trust_, row["evidence"], limits)
+    record = {"decision": dec, "message": message, "args": args if dec == "edit" else None}
+    if now >= row["expires_at"]:
+        res = CommitResult(
+            pid,
+            "expired",
+            op,
+            message=(f"proposal expired at {format_utc(row['expires_at'])}: nothing was written"),
+        )
+        return (yield from _finish(ctx, row, "expired", res, record))
+    if dec == "reject":
+        res = CommitResult(pid, "rejected", op, message=message or "")
+        return (yield from _finish(ctx, row, "rejected", res, record))
+    out = yield from _apply(ctx, row, new_args)
+    res = CommitResult(
+        pid,
+        "approved" if out.status == "approved" else "conflicted",
+        op,
+        out.write_status,
+        out.record_id,
+        out.version,
+        out.message,
+        out.details,
+    )
+    return (yield from _finish(ctx, row, res.status, res, record, new_args))
+
+
+def get_proposal_op(owner: Owner, pid: str) -> Op[Proposal]:
+    """One proposal visible to the owner (NotFoundError otherwise)."""
+    row = yield from _select_proposal(owner, str(pid), lock=False)
+    if row is None:
+        raise NotFoundError(f"proposal {pid!r} not found for this owner")
+    return proposal_from_row(row)
+
+
+def list_pending_op(
+    owner: Owner, *, thread_id: str | None = None, clock: Clock
+) -> Op[list[Proposal]]:
+    """The inbox: pending, unexpired proposals of the owner, oldest first."""
+    cond, params = visible(owner)
+    sql = f"SELECT * FROM mg_proposals WHERE {cond} AND status = 'pending' AND expires_at > %s"
+    qargs: list[Any] = [*params, clock()]
+    if thread_id is not None:
+        sql += " AND thread_id = %s"
+        qargs.append(thread_id)
+    rows = yield Query(sql + " ORDER BY created_at, id", qargs)
+    return [proposal_from_row(r) for r in rows]
+
+
+def trusted_write_op(
+    owner: Owner,
+    operation: str,
+    args: dict[str, Any],
+    *,
+    level: IdentityLevel = "user",
+    target_id: str | None = None,
+    base_version: int | None = None,
+    evidence: dict[str, Any] | None = None,
+    clock: Clock,
+    limits: Limits,
+) -> Op[CommitResult]:
+    """A programmatic write: propose + approve (actor ``api``) in one transaction.
+
+    Raises:
+        StaleWriteError: a preference write whose ``updated_at`` is not newer (nothing changes).
+        ConflictError: a preference/profile base changed concurrently (nothing changes).
+    """
+    # Lock the target first so the base version read by propose is the one committed against.
+    if operation in ("set_preference", "delete_preference"):
+        ident = owner.identity(v.identity_level(level))
+        yield from lock_preference(ident, v.normalize_preference_key(args.get("key")))
+    elif operation == "patch_profile":
+        yield from lock_profile(owner.scope_id)
+    p = yield from propose_op(
+        owner,
+        operation,
+        args,
+        level=level,
+        target_id=target_id,
+        base_version=base_version,
+        idempotency_key=f"api:{uuid.uuid4().hex}",
+        evidence=evidence,
+        clock=clock,
+        limits=limits,
+    )
+    res = yield from decide_op(owner, p.id, "approve", actor="api", clock=clock, limits=limits)
+    if res.status == "conflicted" and operation not in ("replace", "remove"):
+        if res.details.get("reason") == "stale":
+            raise StaleWriteError(res.message + ": pass a later updated_at")
+        raise ConflictError(res.message + ": retry the write")
+    return res
+
+
+# --- grants ---------------------------------------------------------------------------------
+
+
+def create_grant_op(
+    owner: Owner,
+    *,
+    expires_at: Any,
+    kinds: Any,
+    operations: Any,
+    max_mutations: Any,
+    max_bytes: Any,
+    clock: Clock,
+) -> Op[Grant]:
+    """Create a bounded auto-approval grant for exactly this owner."""
+    now = clock()
+    exp = v.expiry(expires_at, now)
+    if isinstance(kinds, str) or isinstance(operations, str):
+        raise ValidationError("kinds and operations must be lists of names")
+    kinds_t = sorted({v.kind(k) for k in kinds} if kinds is not None else set())
+    ops_t = sorted({v.operation(o) for o in operations} if operations is not None else set())
+    if not kinds_t or not ops_t:
+        raise ValidationError("a grant needs at least one kind and one operation")
+    for name, val in (("max_mutations", max_mutations), ("max_bytes", max_bytes)):
+        if isinstance(val, bool) or not isinstance(val, int) or val < 1:
+            raise ValidationError(f"{name} must be a positive integer")
+    gid = uuid.uuid4().hex
+    row = yield Query(
+        "INSERT INTO mg_grants (scope_id, id, agent_key, workspace_key, expires_at, kinds, "
+        "operations, max_mutations, max_bytes, created_at) VALUES (%s, %s, %s, %s, %s, %s, %s, "
+        "%s, %s, %s) RETURNING *",
+        (
+            owner.scope_id,
+            gid,
+            owner.agent_key,
+            owner.workspace_key,
+            exp,
+            kinds_t,
+            ops_t,
+            max_mutations,
+            max_bytes,
+            now,
+        ),
+        fetch="one",
+    )
+    ident = _exact_identity(owner)
+    ctx = _ctx(owner, ident, now, "api", None, "user-confirmed", {}, Limits())
+    yield from audit(
+        ctx,
+        ident,
+        "grant",
+        gid,
+        "create",
+        None,
+        {
+            "kinds": kinds_t,
+            "operations": ops_t,
+            "max_mutations": max_mutations,
+            "max_bytes": max_bytes,
+            "expires_at": exp,
+        },
+        None,
+    )
+    return grant_from_row(row)
+
+
+def _exact_identity(owner: Owner) -> Identity:
+    level: IdentityLevel = (
+        ("agent_workspace" if owner.workspace else "agent")
+        if owner.agent
+        else ("user_workspace" if owner.workspace else "user")
+    )
+    return owner.identity(level)
+
+
+def _grant_row(owner: Owner, gid: str, *, lock: bool) -> Op[dict[str, Any]]:
+    row = yield Query(
+        "SELECT * FROM mg_grants WHERE scope_id = %s AND agent_key = %s AND workspace_key = %s "
+        "AND id = %s" + (" FOR UPDATE" if lock else ""),
+        (owner.scope_id, owner.agent_key, owner.workspace_key, str(gid)),
+        fetch="one",
+    )
+    if row is None:
+        raise NotFoundError(f"grant {gid!r} not found for this owner")
+    return row  # type: ignore[no-any-return]
+
+
+def get_grant_op(owner: Owner, gid: str) -> Op[Grant]:
+    """A grant of exactly this owner (NotFoundError otherwise)."""
+    return grant_from_row((yield from _grant_row(owner, gid, lock=False)))
+
+
+def _proposal_kind(owner: Owner, row: dict[str, Any]) -> Op[str]:
+    op = row["operation"]
+    if op == "add":
+        return str(row["args"]["kind"])
+    if op in ("set_preference", "delete_preference"):
+        return "preference"
+    if op == "patch_profile":
+        return "profile"
+    try:
+        rec = yield from get_record_op(owner, row["target_id"])
+    except NotFoundError:
+        return ""
+    return rec.kind
+
+
+def decide_with_grant_op(
+    owner: Owner, pid: str, gid: str, *, clock: Clock, limits: Limits
+) -> Op[CommitResult | None]:
+    """Approve under a grant when it allows it; else ``None`` and the proposal stays pending."""
+    grant = yield from _grant_row(owner, gid, lock=True)
+    row = yield from _select_proposal(owner, str(pid), lock=True)
+    if row is None:
+        raise NotFoundError(f"proposal {pid!r} not found for this owner")
+    if row["status"] != "pending":
+        return commit_result_from_json(row["result"])
+    now = clock()
+    size = len(v.guard_text(row["operation"], row["args"]).encode("utf-8"))
+    kind = yield from _proposal_kind(owner, row)
+    if (
+        now >= grant["expires_at"]
+        or grant["revoked_at"] is not None
+        or grant["used_mutations"] >= grant["max_mutations"]
+        or grant["used_bytes"] + size > grant["max_bytes"]
+        or row["operation"] not in grant["operations"]
+        or kind not in grant["kinds"]
+    ):
+        return None
+    res = yield from decide_op(
+        owner,
+        pid,
+        "approve",
+        actor=f"grant:{gid}",
+        clock=clock,
+        limits=limits,
+        trust="agent-observed",
+    )
+    if res.status == "approved" and res.write_status != "UNCHANGED":
+        yield Query(
+            "UPDATE mg_grants SET used_mutations = used_mutations + 1, "
+            "used_bytes = used_bytes + %s WHERE scope_id = %s AND id = %s",
+            (size, grant["scope_id"], grant["id"]),
+            fetch="none",
+        )
+    return res

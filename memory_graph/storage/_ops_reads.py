@@ -1,0 +1,209 @@
+"""Read ops: profile, preferences, records, audit log, and the interim search. Reads never write.
+
+Every query is restricted to the owner's visible identities with :func:`._rows.visible`.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Any
+
+from .._identity import IDENTITY_LEVELS, Owner
+from .._time import Clock
+from .._types import Limits, Preference, Profile, Record, SearchHit
+from ..errors import NotFoundError, ValidationError
+from ..tokenize import tokenize
+from ..validate import KINDS, SENSITIVITIES, TRUSTS, aware, text
+from ._driver import Op, Query
+from ._rows import RECORD_COLS, preference_from_row, profile_from_row, record_from_row, visible
+
+__all__ = [
+    "audit_log_op",
+    "get_preferences_op",
+    "get_profile_op",
+    "get_record_op",
+    "list_records_op",
+    "search_op",
+]
+
+
+def _as_of(as_of: datetime | None, clock: Clock) -> datetime:
+    return clock() if as_of is None else aware(as_of, "as_of")
+
+
+def _members(field: str, values: Iterable[str] | None, allowed: tuple[str, ...]) -> list[str]:
+    if values is None:
+        return list(allowed)
+    if isinstance(values, str):
+        values = [values]
+    out = list(values)
+    bad = [v for v in out if v not in allowed]
+    if bad:
+        raise ValidationError(f"unknown {field} {bad}: allowed are {', '.join(allowed)}")
+    return out
+
+
+def get_profile_op(owner: Owner) -> Op[Profile]:
+    """The owner's profile (empty with revision 0 when none is stored)."""
+    row = yield Query(
+        "SELECT fields, revision, updated_at FROM mg_profiles WHERE scope_id = %s",
+        (owner.scope_id,),
+        fetch="one",
+    )
+    return profile_from_row(row)
+
+
+def get_preferences_op(
+    owner: Owner, *, as_of: datetime | None = None, clock: Clock
+) -> Op[list[Preference]]:
+    """Active, unexpired keyed preferences, sorted by key then precedence.
+
+    The first entry of a key is its effective value; shadowed ones are ``overridden``.
+    """
+    at = _as_of(as_of, clock)
+    cond, params = visible(owner)
+    rows = yield Query(
+        f"SELECT {RECORD_COLS} FROM mg_records WHERE {cond} AND kind = 'preference' "
+        "AND key IS NOT NULL AND status = 'active' AND (expires_at IS NULL OR expires_at > %s)",
+        (*params, at),
+    )
+    rows.sort(key=lambda r: (r["key"], IDENTITY_LEVELS.index(r["level"])))
+    out: list[Preference] = []
+    seen: set[str] = set()
+    for r in rows:
+        out.append(preference_from_row(r, overridden=r["key"] in seen))
+        seen.add(r["key"])
+    return out
+
+
+def get_record_op(owner: Owner, record_id: str) -> Op[Record]:
+    """One record visible to the owner, whatever its status.
+
+    Raises:
+        NotFoundError: no such record among the owner's identities.
+    """
+    try:
+        uuid.UUID(str(record_id))
+    except ValueError:
+        raise NotFoundError(f"record {record_id!r} not found for this owner") from None
+    cond, params = visible(owner)
+    row = yield Query(
+        f"SELECT {RECORD_COLS} FROM mg_records WHERE {cond} AND id = %s",
+        (*params, str(record_id)),
+        fetch="one",
+    )
+    if row is None:
+        raise NotFoundError(f"record {record_id!r} not found for this owner")
+    return record_from_row(row)
+
+
+def list_records_op(
+    owner: Owner,
+    *,
+    kinds: Iterable[str] | None = None,
+    include_inactive: bool = False,
+    as_of: datetime | None = None,
+    clock: Clock,
+) -> Op[list[Record]]:
+    """Visible records (active and unexpired unless ``include_inactive``), oldest first."""
+    at = _as_of(as_of, clock)
+    wanted = _members("kinds", kinds, KINDS)
+    cond, params = visible(owner)
+    sql = f"SELECT {RECORD_COLS} FROM mg_records WHERE {cond} AND kind = ANY(%s)"
+    args: list[Any] = [*params, wanted]
+    if not include_inactive:
+        sql += " AND status = 'active' AND (expires_at IS NULL OR expires_at > %s)"
+        args.append(at)
+    rows = yield Query(sql + " ORDER BY created_at, id", args)
+    return [record_from_row(r) for r in rows]
+
+
+def audit_log_op(owner: Owner, *, limit: int = 100) -> Op[list[dict[str, Any]]]:
+    """The newest audit rows of the owner's visible identities, newest first."""
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 10_000:
+        raise ValidationError("limit must be an integer in 1..10000")
+    cond, params = visible(owner)
+    rows = yield Query(
+        "SELECT seq, target_kind, target_id, action, before, after, version, proposal_id, "
+        f"actor, at, recorded_at FROM mg_audit WHERE {cond} ORDER BY seq DESC LIMIT %s",
+        (*params, limit),
+    )
+    return [dict(r) for r in rows]
+
+
+# --- INTERIM SEARCH -------------------------------------------------------------------------
+# Placeholder until the recall engineer's memory_graph.storage._search lands; then this block
+# is deleted and search_op delegates to it. Candidates share >= 1 query token (empty query =
+# everything visible); active, unexpired, sensitive excluded unless asked; ranked by matched
+# token count, trust and confidence, ties by precedence then id.
+
+
+def search_op(
+    owner: Owner,
+    query: str,
+    *,
+    limit: int | None = None,
+    kinds: Iterable[str] | None = None,
+    trusts: Iterable[str] | None = None,
+    sensitivities: Iterable[str] | None = None,
+    as_of: datetime | None = None,
+    clock: Clock,
+    limits: Limits,
+) -> Op[list[SearchHit]]:
+    """Lexical search over the owner's visible, active records."""
+    query = text("query", query, max_bytes=4 * limits.max_query_chars, min_bytes=0)
+    if len(query) > limits.max_query_chars:
+        raise ValidationError(
+            f"query is {len(query)} characters, more than {limits.max_query_chars}: shorten it"
+        )
+    k = limits.search_limit if limit is None else limit
+    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= limits.max_search_limit:
+        raise ValidationError(f"limit must be an integer in 1..{limits.max_search_limit}")
+    at = _as_of(as_of, clock)
+    kinds_l = _members("kinds", kinds, KINDS)
+    trusts_l = _members("trusts", trusts, TRUSTS)
+    sens_l = _members(
+        "sensitivities", sensitivities, ("private",) if sensitivities is None else SENSITIVITIES
+    )
+    tokens = sorted(set(tokenize(query)))
+    cond, params = visible(owner, "r")
+    sql = (
+        f"SELECT {', '.join('r.' + c.strip() for c in RECORD_COLS.split(','))} FROM mg_records r "
+        f"WHERE {cond} AND r.status = 'active' AND (r.expires_at IS NULL OR r.expires_at > %s) "
+        "AND r.kind = ANY(%s) AND r.trust = ANY(%s) AND r.sensitivity = ANY(%s)"
+    )
+    args: list[Any] = [*params, at, kinds_l, trusts_l, sens_l]
+    if query.strip():
+        if not tokens:
+            return []
+        sql += (
+            " AND EXISTS (SELECT 1 FROM mg_record_tokens t WHERE t.scope_id = r.scope_id "
+            "AND t.record_id = r.id AND t.token = ANY(%s))"
+        )
+        args.append(tokens)
+    rows = yield Query(sql, args)
+    qset = set(tokens)
+    trust_prior = {"user-confirmed": 1.0, "agent-observed": 0.8, "external": 0.6}
+    scored: list[tuple[float, int, str, Record]] = []
+    seen: set[tuple[str, str]] = set()
+    for row in rows:
+        rec = record_from_row(row)
+        overlap = len(qset & set(row["tokens"])) if qset else 1
+        score = overlap * trust_prior[rec.trust] * (0.5 + 0.5 * rec.confidence)
+        scored.append((-score, rec.identity.precedence, rec.id, rec))
+    scored.sort(key=lambda t: t[:3])
+    hits: list[SearchHit] = []
+    for neg, _, _, rec in scored:
+        sig = (rec.content_hash, repr(rec.knowledge))
+        if sig in seen:
+            continue
+        seen.add(sig)
+        hits.append(SearchHit(record=rec, score=-neg))
+        if len(hits) >= k:
+            break
+    return hits
+
+
+# --- END INTERIM SEARCH ---------------------------------------------------------------------

@@ -1,0 +1,431 @@
+"""The synchronous store. Each method builds a generator op and runs it in one transaction.
+
+The logic lives in the ``_ops_*`` modules; :class:`~memory_graph.storage.AsyncMemoryStore`
+runs exactly the same ops, so the twins cannot drift.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any, TypeVar
+
+from psycopg_pool import ConnectionPool, PoolTimeout
+
+from .._identity import IdentityLevel, Owner
+from .._time import Clock
+from .._types import (
+    CommitResult,
+    DecisionKind,
+    Grant,
+    Kind,
+    Limits,
+    Operation,
+    Preference,
+    PreferenceResult,
+    Profile,
+    ProfileResult,
+    Proposal,
+    Record,
+    SearchHit,
+    Sensitivity,
+    Trust,
+)
+from ..errors import StorageUnavailableError
+from . import _ops_proposals as P
+from . import _ops_reads as R
+from . import _ops_writes as W
+from ._base import StoreBase, pool_kwargs
+from ._driver import Op, run_sync
+from ._ops_records import reinforce_op
+from ._setup import resolve_dsn, setup_op
+
+__all__ = ["MemoryStore"]
+
+T = TypeVar("T")
+
+
+class MemoryStore(StoreBase):
+    """Governed long-term user memory on PostgreSQL (sync).
+
+    Args:
+        pool: an open ``psycopg_pool.ConnectionPool`` (connections with ``autocommit=False``).
+        limits: size and count limits.
+        clock: the injectable clock.
+        dsn: the DSN the pool connects to (exposed as :attr:`dsn`).
+
+    Example:
+        >>> with MemoryStore.from_dsn() as store:  # doctest: +SKIP
+        ...     store.setup()
+        ...     store.set_preference(Owner("alice"), "reply.language", "en").status
+        'CREATED'
+    """
+
+    def __init__(
+        self,
+        pool: ConnectionPool[Any],
+        *,
+        limits: Limits | None = None,
+        clock: Clock | None = None,
+        dsn: str | None = None,
+    ) -> None:
+        super().__init__(limits=limits, clock=clock, dsn=dsn)
+        self._pool = pool
+
+    # --- lifecycle ------------------------------------------------------------------------
+
+    @classmethod
+    def open(
+        cls,
+        dsn: str | None = None,
+        *,
+        data_dir: str | Path | None = None,
+        limits: Limits | None = None,
+        clock: Clock | None = None,
+        max_size: int = 8,
+    ) -> MemoryStore:
+        """Open a store on ``dsn``, ``$MEMORY_GRAPH_DSN`` or the embedded server. Call close().
+
+        Raises:
+            StorageUnavailableError: the server cannot be reached or started.
+        """
+        resolved = resolve_dsn(dsn, data_dir=data_dir)
+        pool: ConnectionPool[Any] = ConnectionPool(
+            resolved, min_size=1, max_size=max_size, open=False, kwargs=pool_kwargs()
+        )
+        try:
+            pool.open(wait=True, timeout=15)
+        except PoolTimeout as exc:
+            pool.close()
+            raise StorageUnavailableError(f"cannot connect to PostgreSQL: {exc}") from exc
+        return cls(pool, limits=limits, clock=clock, dsn=resolved)
+
+    @classmethod
+    @contextmanager
+    def from_dsn(
+        cls,
+        dsn: str | None = None,
+        *,
+        data_dir: str | Path | None = None,
+        limits: Limits | None = None,
+        clock: Clock | None = None,
+        max_size: int = 8,
+    ) -> Iterator[MemoryStore]:
+        """Context manager around :meth:`open` that closes the pool on exit."""
+        store = cls.open(dsn, data_dir=data_dir, limits=limits, clock=clock, max_size=max_size)
+        try:
+            yield store
+        finally:
+            store.close()
+
+    def close(self) -> None:
+        """Close the connection pool."""
+        self._pool.close()
+
+    def _run(self, op: Op[T]) -> T:
+        try:
+            with self._pool.connection() as conn:
+                return run_sync(conn, op)
+        except PoolTimeout as exc:
+            raise StorageUnavailableError(f"no database connection available: {exc}") from exc
+
+    def setup(self) -> list[int]:
+        """Apply pending migrations (idempotent). Returns the versions applied now."""
+        return self._run(setup_op())
+
+    # --- reads ----------------------------------------------------------------------------
+
+    def get_profile(self, owner: Owner) -> Profile:
+        """The user's profile (empty, revision 0, when none)."""
+        return self._run(R.get_profile_op(owner))
+
+    def get_preferences(self, owner: Owner, *, as_of: datetime | None = None) -> list[Preference]:
+        """Active, unexpired preferences; shadowed ones are ``overridden``."""
+        return self._run(R.get_preferences_op(owner, as_of=as_of, clock=self._clock))
+
+    def get_record(self, owner: Owner, record_id: str) -> Record:
+        """One visible record. Raises NotFoundError when not visible to ``owner``."""
+        return self._run(R.get_record_op(owner, record_id))
+
+    def list_records(
+        self,
+        owner: Owner,
+        *,
+        kinds: Iterable[Kind] | None = None,
+        include_inactive: bool = False,
+        as_of: datetime | None = None,
+    ) -> list[Record]:
+        """Visible records, active and unexpired unless ``include_inactive``."""
+        return self._run(
+            R.list_records_op(
+                owner,
+                kinds=kinds,
+                include_inactive=include_inactive,
+                as_of=as_of,
+                clock=self._clock,
+            )
+        )
+
+    def search(
+        self,
+        owner: Owner,
+        query: str,
+        *,
+        limit: int | None = None,
+        kinds: Iterable[Kind] | None = None,
+        trusts: Iterable[Trust] | None = None,
+        sensitivities: Iterable[Sensitivity] | None = None,
+        as_of: datetime | None = None,
+    ) -> list[SearchHit]:
+        """Lexical recall over visible, active records (sensitive excluded unless asked)."""
+        return self._run(
+            W.search(
+                owner,
+                query,
+                limit=limit,
+                kinds=kinds,
+                trusts=trusts,
+                sensitivities=sensitivities,
+                as_of=as_of,
+                store=self,
+            )
+        )
+
+    def search_confirmed(
+        self, owner: Owner, query: str, *, limit: int | None = None, as_of: datetime | None = None
+    ) -> list[SearchHit]:
+        """Search narrowed server-side to user-confirmed, non-sensitive records."""
+        return self._run(
+            W.search(
+                owner,
+                query,
+                limit=limit,
+                trusts=["user-confirmed"],
+                sensitivities=["private"],
+                as_of=as_of,
+                store=self,
+            )
+        )
+
+    def audit_log(self, owner: Owner, *, limit: int = 100) -> list[dict[str, Any]]:
+        """The newest audit rows visible to ``owner``, newest first."""
+        return self._run(R.audit_log_op(owner, limit=limit))
+
+    # --- proposals ------------------------------------------------------------------------
+
+    def propose(
+        self,
+        owner: Owner,
+        operation: Operation,
+        args: Mapping[str, Any],
+        *,
+        level: IdentityLevel = "user",
+        target_id: str | None = None,
+        base_version: int | None = None,
+        idempotency_key: str | None = None,
+        evidence: Mapping[str, Any] | None = None,
+        thread_id: str | None = None,
+        ttl: timedelta | None = None,
+    ) -> Proposal:
+        """Create (or replay) a proposal; nothing is written until it is approved."""
+        return self._run(
+            P.propose_op(
+                owner,
+                operation,
+                args,
+                level=level,
+                target_id=target_id,
+                base_version=base_version,
+                idempotency_key=idempotency_key,
+                evidence=evidence,
+                thread_id=thread_id,
+                ttl=ttl,
+                clock=self._clock,
+                limits=self._limits,
+            )
+        )
+
+    def get_proposal(self, owner: Owner, proposal_id: str) -> Proposal:
+        """One proposal of ``owner``. Raises NotFoundError otherwise."""
+        return self._run(P.get_proposal_op(owner, proposal_id))
+
+    def list_pending(self, owner: Owner, *, thread_id: str | None = None) -> list[Proposal]:
+        """The inbox: pending, unexpired proposals, oldest first."""
+        return self._run(P.list_pending_op(owner, thread_id=thread_id, clock=self._clock))
+
+    def decide(
+        self,
+        owner: Owner,
+        proposal_id: str,
+        decision: DecisionKind,
+        *,
+        args: Mapping[str, Any] | None = None,
+        message: str | None = None,
+        actor: str = "human",
+    ) -> CommitResult:
+        """Approve, edit or reject a proposal; the final status is returned as data."""
+        return self._run(
+            P.decide_op(
+                owner,
+                proposal_id,
+                decision,
+                args=args,
+                message=message,
+                actor=actor,
+                clock=self._clock,
+                limits=self._limits,
+            )
+        )
+
+    # --- trusted writes -------------------------------------------------------------------
+
+    def set_preference(
+        self,
+        owner: Owner,
+        key: str,
+        value: str,
+        *,
+        level: IdentityLevel = "user",
+        source: str = "api",
+        source_event_id: str | None = None,
+        expires_at: datetime | None = None,
+        updated_at: datetime | None = None,
+    ) -> PreferenceResult:
+        """Set a preference with seed semantics. Raises StaleWriteError on an older write."""
+        return self._run(
+            W.set_preference(
+                owner,
+                key,
+                value,
+                level=level,
+                source=source,
+                source_event_id=source_event_id,
+                expires_at=expires_at,
+                updated_at=updated_at,
+                store=self,
+            )
+        )
+
+    def delete_preference(
+        self,
+        owner: Owner,
+        key: str,
+        *,
+        level: IdentityLevel = "user",
+        updated_at: datetime | None = None,
+    ) -> PreferenceResult:
+        """Delete a preference: DELETED with the previous value, or UNCHANGED (revision 0)."""
+        return self._run(
+            W.delete_preference(owner, key, level=level, updated_at=updated_at, store=self)
+        )
+
+    def patch_profile(
+        self, owner: Owner, patch: Mapping[str, str | None], *, updated_at: datetime | None = None
+    ) -> ProfileResult:
+        """Patch named profile fields (``None`` deletes). Raises UnknownFieldError."""
+        return self._run(W.patch_profile(owner, patch, updated_at=updated_at, store=self))
+
+    def add(
+        self,
+        owner: Owner,
+        kind: Kind,
+        content: str,
+        *,
+        level: IdentityLevel = "user",
+        key: str | None = None,
+        knowledge: Any = None,
+        trust: Trust = "user-confirmed",
+        sensitivity: Sensitivity = "private",
+        confidence: float | None = None,
+        evidence: Mapping[str, Any] | None = None,
+        expires_at: datetime | None = None,
+    ) -> CommitResult:
+        """Add a record (a duplicate raises confidence instead: write_status UNCHANGED)."""
+        return self._run(
+            W.add(
+                owner,
+                kind,
+                content,
+                level=level,
+                key=key,
+                knowledge=knowledge,
+                trust=trust,
+                sensitivity=sensitivity,
+                confidence=confidence,
+                evidence=evidence,
+                expires_at=expires_at,
+                store=self,
+            )
+        )
+
+    def replace(
+        self,
+        owner: Owner,
+        record_id: str,
+        content: str,
+        *,
+        base_version: int,
+        knowledge: Any = None,
+        expires_at: datetime | None = None,
+    ) -> CommitResult:
+        """Compare-and-set replace; ``conflicted`` when the record moved past base_version."""
+        return self._run(
+            W.replace(
+                owner,
+                record_id,
+                content,
+                base_version=base_version,
+                knowledge=knowledge,
+                expires_at=expires_at,
+                store=self,
+            )
+        )
+
+    def remove(self, owner: Owner, record_id: str, *, base_version: int) -> CommitResult:
+        """Compare-and-set removal (a status change); ``conflicted`` on a stale base."""
+        return self._run(W.remove(owner, record_id, base_version=base_version, store=self))
+
+    def reinforce(self, owner: Owner, record_id: str) -> Record:
+        """A repeat mention: raise an active record's confidence without a new row."""
+        return self._run(reinforce_op(owner, record_id, clock=self._clock, limits=self._limits))
+
+    # --- grants ---------------------------------------------------------------------------
+
+    def create_grant(
+        self,
+        owner: Owner,
+        *,
+        expires_at: datetime,
+        kinds: Iterable[str],
+        operations: Iterable[str],
+        max_mutations: int,
+        max_bytes: int,
+    ) -> Grant:
+        """Create a bounded auto-approval grant for exactly ``owner``."""
+        return self._run(
+            P.create_grant_op(
+                owner,
+                expires_at=expires_at,
+                kinds=kinds,
+                operations=operations,
+                max_mutations=max_mutations,
+                max_bytes=max_bytes,
+                clock=self._clock,
+            )
+        )
+
+    def get_grant(self, owner: Owner, grant_id: str) -> Grant:
+        """A grant of exactly ``owner``, with its stored usage."""
+        return self._run(P.get_grant_op(owner, grant_id))
+
+    def decide_with_grant(
+        self, owner: Owner, proposal_id: str, grant_id: str
+    ) -> CommitResult | None:
+        """Approve under a grant if it allows; otherwise ``None`` (the proposal stays pending)."""
+        return self._run(
+            P.decide_with_grant_op(
+                owner, proposal_id, grant_id, clock=self._clock, limits=self._limits
+            )
+        )

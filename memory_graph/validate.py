@@ -1,0 +1,468 @@
+"""Pure validation of everything that can be written (DESIGN §3). No I/O.
+
+Every function either returns a normalised value or raises
+:class:`~memory_graph.errors.ValidationError` (or a subclass) whose message names the field
+and the fix. The store validates a whole request before it touches the database, so bad
+input never changes state.
+
+>>> normalize_preference_key("  Reply.Language ")
+'reply.language'
+>>> normalize_preference_key("reply language")  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+...
+memory_graph.errors.ValidationError: preference key 'reply language' is invalid: ...
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any, get_args
+
+from ._identity import IDENTITY_LEVELS, IdentityLevel
+from ._time import ensure_aware, format_utc
+from ._types import (
+    Claim,
+    DecisionKind,
+    Kind,
+    Knowledge,
+    Limits,
+    Operation,
+    Sensitivity,
+    Trust,
+)
+from .errors import LimitExceededError, UnknownFieldError, ValidationError
+
+__all__ = [
+    "DECISIONS",
+    "KINDS",
+    "OPERATIONS",
+    "SENSITIVITIES",
+    "TRUSTS",
+    "aware",
+    "claim",
+    "confidence",
+    "content",
+    "decision",
+    "evidence",
+    "expiry",
+    "guard_text",
+    "identity_level",
+    "kind",
+    "knowledge",
+    "knowledge_bytes",
+    "knowledge_to_json",
+    "normalize_preference_key",
+    "operation",
+    "operation_args",
+    "preference_value",
+    "profile_patch",
+    "sensitivity",
+    "text",
+    "trust",
+]
+
+KINDS: tuple[Kind, ...] = get_args(Kind)
+TRUSTS: tuple[Trust, ...] = get_args(Trust)
+SENSITIVITIES: tuple[Sensitivity, ...] = get_args(Sensitivity)
+OPERATIONS: tuple[Operation, ...] = get_args(Operation)
+DECISIONS: tuple[DecisionKind, ...] = get_args(DecisionKind)
+
+_PREF_KEY = re.compile(r"^[a-z0-9]+([._-][a-z0-9]+)*$")
+_CLAIM_KEY = re.compile(r"^[a-z0-9][a-z0-9._:-]*$")
+_MAX_KEY_BYTES = 128
+_NOTE_BYTES = 256
+_MAX_NOTES = 4
+_EVIDENCE_FIELDS = {
+    "quote": 4096,
+    "source_event_id": 512,
+    "thread_id": 512,
+    "source": 64,
+    "uri": 2048,
+}
+
+
+def text(field: str, value: Any, *, max_bytes: int, min_bytes: int = 1) -> str:
+    """Validate a text value: a ``str``, valid UTF-8, no NUL, ``min_bytes..max_bytes`` bytes.
+
+    Blank text (only whitespace) counts as empty.
+
+    Raises:
+        ValidationError: wrong type, NUL, lone surrogate, or empty.
+        LimitExceededError: longer than ``max_bytes``.
+    """
+    if not isinstance(value, str):
+        raise ValidationError(f"{field} must be a string, got {type(value).__name__}")
+    if "\x00" in value:
+        raise ValidationError(f"{field} contains a NUL character: remove it")
+    try:
+        size = len(value.encode("utf-8"))
+    except UnicodeEncodeError as exc:
+        raise ValidationError(f"{field} is not valid Unicode text (lone surrogate)") from exc
+    if min_bytes > 0 and not value.strip():
+        raise ValidationError(f"{field} must not be empty: pass non-blank text")
+    if size > max_bytes:
+        raise LimitExceededError(
+            f"{field} is {size} bytes, more than the limit of {max_bytes} UTF-8 bytes: shorten it"
+        )
+    return value
+
+
+def normalize_preference_key(key: Any) -> str:
+    """Normalise a preference key (strip + casefold) and check its shape.
+
+    Raises:
+        ValidationError: the key is not ``^[a-z0-9]+([._-][a-z0-9]+)*$`` after normalising.
+    """
+    raw = text("preference key", key, max_bytes=_MAX_KEY_BYTES * 4)
+    norm = raw.strip().casefold()
+    if len(norm.encode("utf-8")) > _MAX_KEY_BYTES or not _PREF_KEY.match(norm):
+        raise ValidationError(
+            f"preference key {raw!r} is invalid: use lower-case letters and digits separated "
+            "by single '.', '_' or '-' (e.g. 'reply.language')"
+        )
+    return norm
+
+
+def claim(raw: Any) -> Claim:
+    """Validate a claim ``{key, value}`` (a :class:`Claim` or a mapping)."""
+    key: Any
+    value: Any
+    if isinstance(raw, Claim):
+        key, value = raw.key, raw.value
+    elif isinstance(raw, Mapping):
+        extra = set(raw) - {"key", "value"}
+        if extra:
+            raise ValidationError(
+                f"claim has unknown fields {sorted(map(str, extra))}: allowed are key, value"
+            )
+        key, value = raw.get("key"), raw.get("value")
+    else:
+        raise ValidationError("claim must be an object {key, value}")
+    key = text("claim.key", key, max_bytes=_MAX_KEY_BYTES)
+    if not _CLAIM_KEY.match(key):
+        raise ValidationError(
+            f"claim.key {key!r} is invalid: it must match ^[a-z0-9][a-z0-9._:-]*$"
+        )
+    value = text("claim.value", value, max_bytes=_NOTE_BYTES)
+    return Claim(key, value)
+
+
+def _notes(field: str, raw: Any) -> tuple[str, ...]:
+    if raw is None:
+        return ()
+    if isinstance(raw, str) or not isinstance(raw, (list, tuple)):
+        raise ValidationError(f"knowledge.{field} must be a list of strings")
+    if len(raw) > _MAX_NOTES:
+        raise LimitExceededError(
+            f"knowledge.{field} has {len(raw)} entries: at most {_MAX_NOTES} are allowed"
+        )
+    return tuple(
+        text(f"knowledge.{field}[{i}]", v, max_bytes=_NOTE_BYTES) for i, v in enumerate(raw)
+    )
+
+
+def knowledge(raw: Any) -> Knowledge | None:
+    """Validate knowledge (a :class:`Knowledge`, a mapping or ``None``).
+
+    Empty knowledge normalises to ``None`` so that duplicate detection compares like with
+    like.
+    """
+    if raw is None:
+        return None
+    applies: Any
+    counter: Any
+    cl: Any
+    if isinstance(raw, Knowledge):
+        applies, counter, cl = raw.applies_when, raw.counterexamples, raw.claim
+    elif isinstance(raw, Mapping):
+        extra = set(raw) - {"applies_when", "counterexamples", "claim"}
+        if extra:
+            raise ValidationError(
+                f"knowledge has unknown fields {sorted(map(str, extra))}: allowed are "
+                "applies_when, counterexamples, claim"
+            )
+        applies, counter, cl = raw.get("applies_when"), raw.get("counterexamples"), raw.get("claim")
+    else:
+        raise ValidationError("knowledge must be an object {applies_when, counterexamples, claim}")
+    k = Knowledge(
+        applies_when=_notes("applies_when", applies),
+        counterexamples=_notes("counterexamples", counter),
+        claim=claim(cl) if cl is not None else None,
+    )
+    if not k.applies_when and not k.counterexamples and k.claim is None:
+        return None
+    return k
+
+
+def knowledge_to_json(k: Knowledge | None) -> dict[str, Any] | None:
+    """Plain-JSON form of knowledge (``None`` stays ``None``)."""
+    if k is None:
+        return None
+    return {
+        "applies_when": list(k.applies_when),
+        "counterexamples": list(k.counterexamples),
+        "claim": {"key": k.claim.key, "value": k.claim.value} if k.claim else None,
+    }
+
+
+def knowledge_bytes(k: Knowledge | None) -> int:
+    """UTF-8 size of the knowledge text (notes, counterexamples, claim key and value)."""
+    if k is None:
+        return 0
+    parts = [*k.applies_when, *k.counterexamples]
+    if k.claim is not None:
+        parts += [k.claim.key, k.claim.value]
+    return sum(len(p.encode("utf-8")) for p in parts)
+
+
+def content(value: Any, k: Knowledge | None, limits: Limits) -> str:
+    """Validate record content; content plus knowledge must fit ``limits.max_content_bytes``."""
+    checked = text("content", value, max_bytes=limits.max_content_bytes)
+    total = len(checked.encode("utf-8")) + knowledge_bytes(k)
+    if total > limits.max_content_bytes:
+        raise LimitExceededError(
+            f"content plus knowledge is {total} bytes, more than the limit of "
+            f"{limits.max_content_bytes} UTF-8 bytes: shorten the content or the notes"
+        )
+    return checked
+
+
+def confidence(value: Any) -> float:
+    """A confidence in ``0..1``."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValidationError(f"confidence must be a number in 0..1, got {type(value).__name__}")
+    f = float(value)
+    if not math.isfinite(f) or not 0.0 <= f <= 1.0:
+        raise ValidationError(f"confidence must be in 0..1, got {value!r}")
+    return f
+
+
+def _member(field: str, value: Any, allowed: tuple[str, ...]) -> Any:
+    if not isinstance(value, str) or value not in allowed:
+        raise ValidationError(f"{field} {value!r} is invalid: allowed are {', '.join(allowed)}")
+    return value
+
+
+def kind(value: Any) -> Kind:
+    """One of ``preference | fact | instruction | experience``."""
+    return _member("kind", value, KINDS)  # type: ignore[no-any-return]
+
+
+def trust(value: Any) -> Trust:
+    """One of ``user-confirmed | agent-observed | external``."""
+    return _member("trust", value, TRUSTS)  # type: ignore[no-any-return]
+
+
+def sensitivity(value: Any) -> Sensitivity:
+    """One of ``private | sensitive``."""
+    return _member("sensitivity", value, SENSITIVITIES)  # type: ignore[no-any-return]
+
+
+def operation(value: Any) -> Operation:
+    """One of the six proposal operations."""
+    return _member("operation", value, OPERATIONS)  # type: ignore[no-any-return]
+
+
+def decision(value: Any) -> DecisionKind:
+    """``approve | edit | reject``."""
+    return _member("decision", value, DECISIONS)  # type: ignore[no-any-return]
+
+
+def identity_level(value: Any) -> IdentityLevel:
+    """One of the four identity levels."""
+    return _member("level", value, IDENTITY_LEVELS)  # type: ignore[no-any-return]
+
+
+def aware(value: Any, field: str) -> datetime:
+    """A tz-aware datetime (or ISO-8601 string with offset), converted to UTC.
+
+    Raises:
+        ValidationError: naive, unparsable or out of range.
+    """
+    if isinstance(value, str):
+        text(field, value, max_bytes=64)
+        try:
+            parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+        except ValueError as exc:
+            raise ValidationError(
+                f"{field} is not ISO-8601: {value!r}; use e.g. 2026-01-02T03:04:05Z"
+            ) from exc
+        value = parsed
+    try:
+        return ensure_aware(value, field)
+    except (OverflowError, ValueError) as exc:
+        if isinstance(exc, ValidationError):
+            raise
+        raise ValidationError(f"{field} is out of range: pass a realistic date") from exc
+
+
+def expiry(expires_at: Any, updated_at: datetime) -> datetime | None:
+    """Validate ``expires_at`` (optional): aware and strictly later than ``updated_at``."""
+    if expires_at is None:
+        return None
+    exp = aware(expires_at, "expires_at")
+    if exp <= updated_at:
+        raise ValidationError(
+            f"expires_at ({format_utc(exp)}) must be later than updated_at "
+            f"({format_utc(updated_at)}): pass a future expiry or none"
+        )
+    return exp
+
+
+def preference_value(value: Any, limits: Limits) -> str:
+    """A preference value: non-blank text of at most ``limits.max_value_bytes``."""
+    return text("preference value", value, max_bytes=limits.max_value_bytes)
+
+
+def profile_patch(patch: Any, limits: Limits) -> dict[str, str | None]:
+    """Validate a profile patch: known fields only; values are text or ``None`` (delete).
+
+    Raises:
+        UnknownFieldError: a field outside ``limits.profile_fields`` (the message lists them).
+    """
+    if not isinstance(patch, Mapping):
+        raise ValidationError("profile patch must be an object {field: str | None}")
+    allowed = sorted(limits.profile_fields)
+    out: dict[str, str | None] = {}
+    for name, value in patch.items():
+        if not isinstance(name, str) or name not in limits.profile_fields:
+            raise UnknownFieldError(
+                f"unknown profile field {name!r}: allowed fields are: {', '.join(allowed)}"
+            )
+        out[name] = (
+            None
+            if value is None
+            else text(f"profile.{name}", value, max_bytes=limits.max_value_bytes)
+        )
+    return dict(sorted(out.items()))
+
+
+def evidence(raw: Any) -> dict[str, Any]:
+    """Validate evidence ``{quote?, source_event_id?, thread_id?, observed_at?, source?, uri?}``.
+
+    ``observed_at`` is normalised to an ISO string with ``Z``; ``None`` values are dropped.
+    """
+    if raw is None:
+        return {}
+    if not isinstance(raw, Mapping):
+        raise ValidationError("evidence must be an object")
+    allowed = sorted([*_EVIDENCE_FIELDS, "observed_at"])
+    out: dict[str, Any] = {}
+    for name, value in raw.items():
+        if name not in allowed:
+            raise ValidationError(
+                f"evidence has unknown field {name!r}: allowed are {', '.join(allowed)}"
+            )
+        if value is None:
+            continue
+        if name == "observed_at":
+            out[name] = format_utc(aware(value, "evidence.observed_at"))
+        else:
+            out[name] = text(f"evidence.{name}", value, max_bytes=_EVIDENCE_FIELDS[name])
+    return dict(sorted(out.items()))
+
+
+def _check_fields(operation: str, args: Mapping[str, Any], allowed: set[str]) -> None:
+    extra = set(args) - allowed
+    if extra:
+        raise ValidationError(
+            f"{operation} args have unknown fields {sorted(map(str, extra))}: "
+            f"allowed are {', '.join(sorted(allowed))}"
+        )
+
+
+def _opt_expiry(args: Mapping[str, Any]) -> str | None:
+    raw = args.get("expires_at")
+    return None if raw is None else format_utc(aware(raw, "expires_at"))
+
+
+def operation_args(op: Any, args: Any, limits: Limits) -> dict[str, Any]:
+    """Validate and normalise the plain-JSON args of a proposal operation.
+
+    Returns the canonical args (normalised key, canonical knowledge, ISO ``Z`` timestamps,
+    optional fields omitted when absent), which are what is stored and hashed.
+    """
+    op = operation(op)
+    if not isinstance(args, Mapping):
+        raise ValidationError(f"{op} args must be an object")
+    out: dict[str, Any] = {}
+    if op == "add":
+        _check_fields(
+            op,
+            args,
+            {
+                "kind",
+                "content",
+                "key",
+                "knowledge",
+                "expires_at",
+                "sensitivity",
+                "confidence",
+                "trust",
+            },
+        )
+        out["kind"] = kind(args.get("kind"))
+        k = knowledge(args.get("knowledge"))
+        out["content"] = content(args.get("content"), k, limits)
+        if k is not None:
+            out["knowledge"] = knowledge_to_json(k)
+        if args.get("key") is not None:
+            if out["kind"] == "preference":
+                raise ValidationError(
+                    "a keyed preference is written with set_preference, not add: "
+                    "drop the key or use set_preference"
+                )
+            out["key"] = text("key", args["key"], max_bytes=_MAX_KEY_BYTES)
+        for name, check in (
+            ("sensitivity", sensitivity),
+            ("confidence", confidence),
+            ("trust", trust),
+        ):
+            if args.get(name) is not None:
+                out[name] = check(args[name])
+    elif op == "replace":
+        _check_fields(op, args, {"content", "knowledge", "expires_at"})
+        k = knowledge(args.get("knowledge"))
+        out["content"] = content(args.get("content"), k, limits)
+        if k is not None:
+            out["knowledge"] = knowledge_to_json(k)
+    elif op == "remove":
+        _check_fields(op, args, set())
+    elif op == "set_preference":
+        _check_fields(op, args, {"key", "value", "expires_at"})
+        out["key"] = normalize_preference_key(args.get("key"))
+        out["value"] = preference_value(args.get("value"), limits)
+    elif op == "delete_preference":
+        _check_fields(op, args, {"key"})
+        out["key"] = normalize_preference_key(args.get("key"))
+    else:  # patch_profile
+        _check_fields(op, args, {"patch"})
+        patch = profile_patch(args.get("patch"), limits)
+        if not patch:
+            raise ValidationError("patch_profile needs at least one field in patch")
+        out["patch"] = patch
+    if op in ("add", "replace", "set_preference"):
+        exp = _opt_expiry(args)
+        if exp is not None:
+            out["expires_at"] = exp
+    return out
+
+
+def guard_text(op: str, args: Mapping[str, Any]) -> str:
+    """The text of canonical ``args`` that the guard must see (content, notes, values)."""
+    parts: list[str] = []
+    if "content" in args:
+        parts.append(args["content"])
+    k = args.get("knowledge")
+    if k:
+        parts += list(k.get("applies_when") or ()) + list(k.get("counterexamples") or ())
+        if k.get("claim"):
+            parts += [k["claim"]["key"], k["claim"]["value"]]
+    if op == "set_preference":
+        parts += [args["key"], args["value"]]
+    if op == "patch_profile":
+        parts += [v for v in args["patch"].values() if v is not None]
+    return "\n".join(parts)
