@@ -23,6 +23,7 @@ from .._types import (
     Kind,
     Limits,
     Operation,
+    Persona,
     Preference,
     PreferenceResult,
     Profile,
@@ -36,9 +37,16 @@ from .._types import (
 from ..errors import StorageUnavailableError
 from . import _ops_proposals as P
 from . import _ops_reads as R
+from . import _ops_views as V
 from . import _ops_writes as W
 from ._base import StoreBase, pool_kwargs
 from ._driver import Op, run_sync
+from ._ops_persona import (
+    complete_onboarding_op,
+    ensure_bootstrap_op,
+    get_persona_op,
+    set_persona_op,
+)
 from ._ops_records import reinforce_op
 from ._setup import resolve_dsn, setup_op
 
@@ -429,3 +437,84 @@ class MemoryStore(StoreBase):
                 owner, proposal_id, grant_id, clock=self._clock, limits=self._limits
             )
         )
+
+    # --- projections, interchange, persona ------------------------------------------------
+
+    def snapshot(
+        self,
+        owner: Owner,
+        *,
+        task_step: str | None = None,
+        latest_input: str | None = None,
+        goal: str | None = None,
+        as_of: datetime | None = None,
+        limit: int | None = None,
+        max_bytes: int | None = None,
+        max_tokens: int | None = None,
+    ) -> str:
+        """The framed ``<memory_source>`` recall block ("" when nothing fits)."""
+        return self._run(
+            R.snapshot_op(
+                owner,
+                task_step=task_step,
+                latest_input=latest_input,
+                goal=goal,
+                as_of=as_of,
+                limit=limit,
+                max_bytes=max_bytes,
+                max_tokens=max_tokens,
+                clock=self._clock,
+                limits=self._limits,
+            )
+        )
+
+    def context_block(self, owner: Owner, *, as_of: datetime | None = None) -> str:
+        """Assistant values and identity, profile and explicit preferences (plus bootstrap)."""
+        return self._run(V.context_block_op(owner, as_of=as_of, clock=self._clock))
+
+    def memory_md(self, owner: Owner, *, as_of: datetime | None = None) -> str:
+        """``MEMORY.md``, rebuilt from the database (never parsed back)."""
+        return self._run(V.memory_md_op(owner, as_of=as_of, clock=self._clock))
+
+    def export(self, owner: Owner) -> dict[str, Any]:
+        """The versioned JSON export of the owner's visible, active memory."""
+        return self._run(V.export_op(owner, clock=self._clock))
+
+    def import_document(
+        self, owner: Owner, document: Any, *, thread_id: str | None = None
+    ) -> list[Proposal]:
+        """Validate a whole export document, then create one proposal per entry."""
+        return self._run(
+            V.import_document_op(
+                owner, document, thread_id=thread_id, clock=self._clock, limits=self._limits
+            )
+        )
+
+    def get_persona(self, owner: Owner) -> Persona | None:
+        """The assistant persona of ``owner`` (per agent), or ``None``."""
+        return self._run(get_persona_op(owner))
+
+    def set_persona(
+        self,
+        owner: Owner,
+        *,
+        assistant_values: str | None = None,
+        assistant_identity: str | None = None,
+    ) -> Persona:
+        """Set the assistant's values and/or identity (``None`` leaves a field unchanged)."""
+        return self._run(
+            set_persona_op(
+                owner,
+                assistant_values=assistant_values,
+                assistant_identity=assistant_identity,
+                now=self._clock(),
+            )
+        )
+
+    def ensure_bootstrap(self, owner: Owner, text: str) -> bool:
+        """Store the one-time onboarding instruction unless one exists. True if stored."""
+        return self._run(ensure_bootstrap_op(owner, text, now=self._clock()))
+
+    def complete_onboarding(self, owner: Owner) -> Persona:
+        """Mark onboarding complete and remove the bootstrap (needs profile and persona)."""
+        return self._run(complete_onboarding_op(owner, now=self._clock()))
