@@ -1,1 +1,107 @@
-"""LangGraph nodes, tools and the prebuilt agent for memory-graph."""
+"""LangGraph nodes, tools and the prebuilt agent for memory-graph.
+
+Node factories bind a node to a ``memory_graph.MemoryStore`` (sync nodes) or
+``AsyncMemoryStore`` (async nodes). The owner always comes from the run's context
+(``context={"user_id": ...}``) or ``config["configurable"]``; without it a node raises
+``IdentityMissingError`` before reading or writing anything.
+
+Example::
+
+    from memory_graph import MemoryStore
+    from nodes import OfflineChatModel, create_memory_agent, open_checkpointer
+
+    with MemoryStore.from_dsn() as store, open_checkpointer(store) as saver:
+        agent = create_memory_agent(OfflineChatModel(), store, checkpointer=saver)
+        cfg = {"configurable": {"thread_id": "t1"}}
+        agent.invoke({"messages": [("user", "Call me Ada.")]}, cfg, context={"user_id": "ada"})
+"""
+
+from __future__ import annotations
+
+from ._agent import (
+    AGENT_CONFIG,
+    build_memory_graph,
+    create_memory_agent,
+    open_async_checkpointer,
+    open_checkpointer,
+)
+from ._approvals import (
+    NoPendingReviewError,
+    UnknownThreadError,
+    alist_inbox,
+    aresume_review,
+    decide_all,
+    list_inbox,
+    pending_review,
+    resume_review,
+)
+from ._context import MemoryContext, owner_context, resolve_owner
+from ._models import OfflineChatModel, chat_model_from_env, structured_method_from_env
+from ._nodes import create_extract_memories, create_load_user_context, create_recall
+from ._payloads import (
+    ActionRequest,
+    Decision,
+    DecisionModel,
+    ReviewConfig,
+    ReviewRequest,
+    ReviewResponse,
+    ReviewResponseModel,
+    build_review_request,
+    validate_decisions,
+)
+from ._prompt import build_system_prompt, create_system_prompt
+from ._review import create_review_memories
+from ._state import (
+    CommitResultJSON,
+    ExtractionReportJSON,
+    Goal,
+    MemoryState,
+    ProposalJSON,
+    Task,
+)
+from ._tools import TOOL_NAMES, create_memory_tools
+
+__all__ = [
+    "AGENT_CONFIG",
+    "ActionRequest",
+    "CommitResultJSON",
+    "Decision",
+    "DecisionModel",
+    "ExtractionReportJSON",
+    "Goal",
+    "MemoryContext",
+    "MemoryState",
+    "NoPendingReviewError",
+    "OfflineChatModel",
+    "ProposalJSON",
+    "ReviewConfig",
+    "ReviewRequest",
+    "ReviewResponse",
+    "ReviewResponseModel",
+    "TOOL_NAMES",
+    "Task",
+    "UnknownThreadError",
+    "alist_inbox",
+    "aresume_review",
+    "build_memory_graph",
+    "build_review_request",
+    "build_system_prompt",
+    "chat_model_from_env",
+    "create_extract_memories",
+    "create_load_user_context",
+    "create_memory_agent",
+    "create_memory_tools",
+    "create_recall",
+    "create_review_memories",
+    "create_system_prompt",
+    "decide_all",
+    "list_inbox",
+    "open_async_checkpointer",
+    "open_checkpointer",
+    "owner_context",
+    "pending_review",
+    "resolve_owner",
+    "resume_review",
+    "structured_method_from_env",
+    "validate_decisions",
+]

@@ -6,24 +6,37 @@ public API only) and keeps it a one-line change if a name moves.
 
 from __future__ import annotations
 
-from memory_graph._identity import Owner
-from memory_graph._types import CommitResult, Proposal, SearchHit
-from memory_graph.errors import (
+from typing import Union
+
+from memory_graph import (
+    AsyncMemoryStore,
+    CommitResult,
     ConflictError,
+    IdempotencyConflictError,
     IdentityMissingError,
+    Limits,
     MemoryGraphError,
+    MemoryStore,
     NotFoundError,
+    Owner,
+    Proposal,
     ProposalExpiredError,
     ResumeError,
+    SearchHit,
     ValidationError,
 )
 from memory_graph.projections import escape
 
 __all__ = [
+    "DEFAULT_PROFILE_FIELDS",
+    "AnyStore",
+    "AsyncMemoryStore",
     "CommitResult",
     "ConflictError",
+    "IdempotencyConflictError",
     "IdentityMissingError",
     "MemoryGraphError",
+    "MemoryStore",
     "NotFoundError",
     "Owner",
     "Proposal",
@@ -33,3 +46,8 @@ __all__ = [
     "ValidationError",
     "escape",
 ]
+
+AnyStore = Union[MemoryStore, AsyncMemoryStore]  # noqa: UP007 - a runtime alias on py3.10
+"""A sync or an async memory store; node factories return matching sync or async nodes."""
+
+DEFAULT_PROFILE_FIELDS: tuple[str, ...] = Limits().profile_fields

@@ -1,0 +1,246 @@
+"""The prebuilt memory agent and the Postgres checkpointer helpers.
+
+``build_memory_graph`` returns the uncompiled ``StateGraph`` (for ``langgraph dev`` and for
+adding nodes); ``create_memory_agent`` compiles it. The graph runs::
+
+    START -> load_user_context -> recall -> agent -+-> extract_memories -> review_memories -> END
+                                    ^              |
+                                    +--- tools <---+   (while the model calls tools)
+
+Recall runs before every model step, so a removal or an expiry made by a tool or another
+session takes effect at the next step.
+
+Durability: LangGraph 1.2 takes ``durability`` at invoke time, not in ``compile()``. The
+compiled agent binds ``durability="sync"`` into its config (the ``__pregel_durability``
+configurable key that ``invoke``/``stream`` fall back on), so every turn's checkpoint is
+written before the turn returns; an explicit ``durability=`` argument still overrides it.
+It also binds strict resume (``__pregel_strict_resume``), so a resume naming an interrupt
+id that is not pending raises ``UnknownInterruptError`` instead of answering another one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from contextlib import asynccontextmanager, contextmanager
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AnyMessage, SystemMessage
+from langchain_core.tools import BaseTool
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.prebuilt import ToolNode
+
+from memory_graph import ApprovalPolicy
+
+from ._context import MemoryContext
+from ._core import AnyStore
+from ._drive import is_async_store
+from ._nodes import create_extract_memories, create_load_user_context, create_recall
+from ._prompt import DEFAULT_INSTRUCTIONS, build_system_prompt
+from ._review import create_review_memories
+from ._state import MemoryState
+from ._tools import create_memory_tools
+
+__all__ = [
+    "AGENT_CONFIG",
+    "build_memory_graph",
+    "create_memory_agent",
+    "open_async_checkpointer",
+    "open_checkpointer",
+]
+
+AGENT_CONFIG: dict[str, Any] = {
+    "configurable": {"__pregel_durability": "sync", "__pregel_strict_resume": True}
+}
+"""Config bound into the compiled agent: sync durability and strict resume."""
+
+
+def _route_after_model(state: Mapping[str, Any]) -> str:
+    messages: Sequence[AnyMessage] = state.get("messages") or []
+    last = messages[-1] if messages else None
+    if last is not None and getattr(last, "tool_calls", None):
+        return "tools"
+    return "extract_memories"
+
+
+def _create_model_node(
+    model: BaseChatModel, tools: Sequence[BaseTool], *, instructions: str | None, is_async: bool
+) -> Any:
+    bound: Any = model.bind_tools(list(tools)) if tools else model
+
+    def prompt(state: Mapping[str, Any]) -> list[Any]:
+        return [SystemMessage(build_system_prompt(state, instructions=instructions))] + list(
+            state.get("messages") or []
+        )
+
+    if is_async:
+
+        async def aagent(state: MemoryState) -> dict[str, Any]:
+            return {"messages": [await bound.ainvoke(prompt(state))]}
+
+        aagent.__name__ = "agent"
+        return aagent
+
+    def agent(state: MemoryState) -> dict[str, Any]:
+        return {"messages": [bound.invoke(prompt(state))]}
+
+    return agent
+
+
+def build_memory_graph(
+    model: BaseChatModel,
+    store: AnyStore,
+    *,
+    extractor: Any = None,
+    policy: ApprovalPolicy | None = None,
+    tools: Sequence[BaseTool] = (),
+    memory_tools: bool = True,
+    instructions: str | None = DEFAULT_INSTRUCTIONS,
+    recall_limit: int | None = None,
+    recall_max_bytes: int | None = None,
+    recall_max_tokens: int | None = None,
+) -> StateGraph[MemoryState, MemoryContext, MemoryState, MemoryState]:
+    """Build the uncompiled memory agent graph.
+
+    Args:
+        model: any LangChain chat model that supports ``bind_tools``.
+        store: a ``MemoryStore`` (sync nodes) or ``AsyncMemoryStore`` (async nodes).
+        extractor: the extraction runnable (``memory_graph.extract.create_extractor``);
+            ``None`` uses the offline pattern extractor.
+        policy: an ``ApprovalPolicy``; ``None`` means every write waits for a human.
+        tools: extra tools for the model, besides the memory tools.
+        memory_tools: include the five memory tools.
+        instructions: the leading system instructions (``None`` for none).
+        recall_limit: recall record limit (store default when ``None``).
+        recall_max_bytes: recall byte budget (store default when ``None``).
+        recall_max_tokens: recall token budget (store default when ``None``).
+
+    Returns:
+        The ``StateGraph``; compile it with a checkpointer (``interrupt`` needs one).
+    """
+    all_tools = [*(create_memory_tools(store) if memory_tools else []), *tools]
+    builder: StateGraph[MemoryState, MemoryContext, MemoryState, MemoryState] = StateGraph(
+        MemoryState, context_schema=MemoryContext
+    )
+    builder.add_node("load_user_context", create_load_user_context(store))
+    builder.add_node(
+        "recall",
+        create_recall(
+            store, limit=recall_limit, max_bytes=recall_max_bytes, max_tokens=recall_max_tokens
+        ),
+    )
+    builder.add_node(
+        "agent",
+        _create_model_node(
+            model, all_tools, instructions=instructions, is_async=is_async_store(store)
+        ),
+    )
+    builder.add_node("extract_memories", create_extract_memories(store, extractor=extractor))
+    builder.add_node("review_memories", create_review_memories(store, policy=policy))
+    builder.add_edge(START, "load_user_context")
+    builder.add_edge("load_user_context", "recall")
+    builder.add_edge("recall", "agent")
+    if all_tools:
+        builder.add_node("tools", ToolNode(all_tools))
+        builder.add_conditional_edges("agent", _route_after_model, ["tools", "extract_memories"])
+        builder.add_edge("tools", "recall")
+    else:
+        builder.add_edge("agent", "extract_memories")
+    builder.add_edge("extract_memories", "review_memories")
+    builder.add_edge("review_memories", END)
+    return builder
+
+
+def create_memory_agent(
+    model: BaseChatModel,
+    store: AnyStore,
+    *,
+    checkpointer: BaseCheckpointSaver[Any] | None = None,
+    extractor: Any = None,
+    policy: ApprovalPolicy | None = None,
+    tools: Sequence[BaseTool] = (),
+    memory_tools: bool = True,
+    instructions: str | None = DEFAULT_INSTRUCTIONS,
+    recall_limit: int | None = None,
+    recall_max_bytes: int | None = None,
+    recall_max_tokens: int | None = None,
+    name: str = "memory_agent",
+) -> CompiledStateGraph[MemoryState, MemoryContext, MemoryState, MemoryState]:
+    """Build and compile the memory agent with sync durability and strict resume.
+
+    Invoke it with ``context={"user_id": ...}`` and a ``thread_id``; pass the same context
+    again when resuming the review interrupt (LangGraph does not checkpoint it).
+
+    Args:
+        model: any LangChain chat model that supports ``bind_tools``.
+        store: a ``MemoryStore`` or ``AsyncMemoryStore``.
+        checkpointer: e.g. from :func:`open_checkpointer` on the store's database, or an
+            ``InMemorySaver`` for throwaway use. Without one the review interrupt cannot
+            pause.
+        extractor: see :func:`build_memory_graph`.
+        policy: see :func:`build_memory_graph`.
+        tools: see :func:`build_memory_graph`.
+        memory_tools: see :func:`build_memory_graph`.
+        instructions: see :func:`build_memory_graph`.
+        recall_limit: see :func:`build_memory_graph`.
+        recall_max_bytes: see :func:`build_memory_graph`.
+        recall_max_tokens: see :func:`build_memory_graph`.
+        name: the compiled graph's name.
+
+    Returns:
+        The compiled graph.
+    """
+    builder = build_memory_graph(
+        model,
+        store,
+        extractor=extractor,
+        policy=policy,
+        tools=tools,
+        memory_tools=memory_tools,
+        instructions=instructions,
+        recall_limit=recall_limit,
+        recall_max_bytes=recall_max_bytes,
+        recall_max_tokens=recall_max_tokens,
+    )
+    graph = builder.compile(checkpointer=checkpointer, name=name)
+    return graph.with_config(AGENT_CONFIG)  # type: ignore[arg-type]
+
+
+@contextmanager
+def open_checkpointer(store: AnyStore, *, setup: bool = True) -> Iterator[Any]:
+    """Open a ``PostgresSaver`` on the store's database (``store.dsn``).
+
+    Args:
+        store: an open ``MemoryStore``; its resolved DSN is used.
+        setup: run the checkpointer's idempotent ``setup()`` (creates its tables).
+
+    Yields:
+        The ``PostgresSaver``.
+    """
+    from langgraph.checkpoint.postgres import PostgresSaver
+
+    with PostgresSaver.from_conn_string(store.dsn) as saver:
+        if setup:
+            saver.setup()
+        yield saver
+
+
+@asynccontextmanager
+async def open_async_checkpointer(store: AnyStore, *, setup: bool = True) -> AsyncIterator[Any]:
+    """Open an ``AsyncPostgresSaver`` on the store's database (``store.dsn``).
+
+    Args:
+        store: an open ``AsyncMemoryStore`` (or ``MemoryStore``); its DSN is used.
+        setup: run the checkpointer's idempotent ``setup()``.
+
+    Yields:
+        The ``AsyncPostgresSaver``.
+    """
+    from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+
+    async with AsyncPostgresSaver.from_conn_string(store.dsn) as saver:
+        if setup:
+            await saver.setup()
+        yield saver

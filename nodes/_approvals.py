@@ -1,0 +1,185 @@
+"""Out-of-band approval: the inbox, and resuming a thread's pending review safely.
+
+An approval may arrive minutes later, in another process. :func:`resume_review` checks that
+the thread really has the expected pending review interrupt and that the decisions name
+exactly its proposals, re-supplies the owner as ``context=`` (LangGraph does not checkpoint
+it), and resumes by interrupt id. It never starts a graph from ``START``: an unknown or
+finished thread is refused.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.types import Command, Interrupt, StateSnapshot
+
+from ._context import owner_context
+from ._core import AsyncMemoryStore, MemoryStore, Owner, Proposal, ResumeError
+from ._payloads import Decision, DecisionType, ReviewRequest, is_review_request, validate_decisions
+from ._state import ProposalJSON, proposal_to_json
+
+__all__ = [
+    "NoPendingReviewError",
+    "UnknownThreadError",
+    "alist_inbox",
+    "aresume_review",
+    "decide_all",
+    "list_inbox",
+    "pending_review",
+    "resume_review",
+]
+
+
+class UnknownThreadError(ResumeError):
+    """The thread has no checkpoint: resuming it would start the graph from ``START``."""
+
+
+class NoPendingReviewError(ResumeError):
+    """The thread exists but has no pending memory review (finished, or elsewhere)."""
+
+
+def _group(proposals: Sequence[Proposal]) -> dict[str, list[ProposalJSON]]:
+    out: dict[str, list[ProposalJSON]] = {}
+    for p in proposals:
+        thread = p.evidence.get("thread_id")
+        out.setdefault("" if thread is None else str(thread), []).append(proposal_to_json(p))
+    return dict(sorted(out.items()))
+
+
+def list_inbox(store: MemoryStore, owner: Owner) -> dict[str, list[ProposalJSON]]:
+    """The owner's pending, unexpired proposals across threads, grouped by thread id.
+
+    Args:
+        store: a ``MemoryStore``.
+        owner: whose inbox.
+
+    Returns:
+        ``{thread_id: [proposal, ...]}`` sorted by thread id, oldest proposal first;
+        proposals made outside a thread are under ``""``.
+    """
+    return _group(store.list_pending(owner))
+
+
+async def alist_inbox(store: AsyncMemoryStore, owner: Owner) -> dict[str, list[ProposalJSON]]:
+    """Async twin of :func:`list_inbox`."""
+    return _group(await store.list_pending(owner))
+
+
+def decide_all(request: ReviewRequest, decision: DecisionType = "approve") -> list[Decision]:
+    """One ``approve`` (or ``reject``) decision per request of a review, in order.
+
+    >>> decide_all({"kind": "memory_review", "action_requests": [], "review_configs": []})
+    []
+    """
+    if decision == "edit":
+        raise ResumeError("decide_all cannot edit: build 'edit' decisions with their args")
+    return [{"type": decision, "proposal_id": r["proposal_id"]} for r in request["action_requests"]]
+
+
+def _config(thread_id: str) -> RunnableConfig:
+    return {"configurable": {"thread_id": thread_id}}
+
+
+def _pending(snapshot: StateSnapshot, thread_id: str) -> Interrupt:
+    if snapshot.created_at is None and not snapshot.values:
+        raise UnknownThreadError(
+            f"thread {thread_id!r} has no checkpoint: there is nothing to resume "
+            "(check the thread id; resuming would start a new run)"
+        )
+    reviews = [i for i in snapshot.interrupts if is_review_request(i.value)]
+    if not reviews:
+        state = "has finished" if not snapshot.next else f"is waiting at {list(snapshot.next)}"
+        raise NoPendingReviewError(f"thread {thread_id!r} has no pending memory review: it {state}")
+    if len(reviews) > 1:
+        raise NoPendingReviewError(
+            f"thread {thread_id!r} has {len(reviews)} pending memory reviews; resume each "
+            "by its interrupt id with Command(resume={interrupt_id: ...})"
+        )
+    return reviews[0]
+
+
+def pending_review(graph: Any, thread_id: str) -> tuple[str, ReviewRequest]:
+    """Return ``(interrupt_id, request)`` of the thread's pending memory review.
+
+    Raises:
+        UnknownThreadError: the thread has no checkpoint.
+        NoPendingReviewError: the thread has no (or more than one) pending review.
+    """
+    interrupt = _pending(graph.get_state(_config(thread_id)), thread_id)
+    return interrupt.id, interrupt.value
+
+
+def _prepare(
+    snapshot: StateSnapshot,
+    *,
+    owner: Owner,
+    thread_id: str,
+    decisions: Sequence[Mapping[str, Any]],
+) -> tuple[Command[Any], RunnableConfig]:
+    interrupt = _pending(snapshot, thread_id)
+    for item in snapshot.values.get("pending_proposals") or []:
+        if item.get("scope_id") != owner.scope_id:
+            raise ResumeError(
+                f"foreign resume: thread {thread_id!r} reviews proposals of another owner"
+            )
+    checked = validate_decisions({"decisions": list(decisions)}, interrupt.value)
+    config: RunnableConfig = {
+        "configurable": {"thread_id": thread_id, "__pregel_strict_resume": True}
+    }
+    return Command(resume={interrupt.id: {"decisions": checked}}), config
+
+
+def resume_review(
+    graph: Any,
+    *,
+    owner: Owner,
+    thread_id: str,
+    decisions: Sequence[Mapping[str, Any]],
+) -> dict[str, Any]:
+    """Resume a thread's pending memory review with decisions, from any process.
+
+    Args:
+        graph: the compiled graph, on the same (Postgres) checkpointer as the thread.
+        owner: the thread's owner; passed again as ``context=``.
+        thread_id: the thread to resume.
+        decisions: one per proposal of the pending review, in order, each
+            ``{"type": "approve" | "edit" | "reject", "proposal_id": ..., "args"?, "message"?}``.
+
+    Returns:
+        The thread's state after the run (``commit_results`` holds the outcomes).
+
+    Raises:
+        UnknownThreadError: no such thread; nothing is started.
+        NoPendingReviewError: the thread has finished or waits for something else.
+        ResumeError: the decisions are malformed, stale (another review's proposal ids) or
+            foreign (another owner's thread); nothing is committed.
+    """
+    command, config = _prepare(
+        graph.get_state(_config(thread_id)), owner=owner, thread_id=thread_id, decisions=decisions
+    )
+    result: dict[str, Any] = graph.invoke(
+        command, config, context=owner_context(owner), durability="sync"
+    )
+    return result
+
+
+async def aresume_review(
+    graph: Any,
+    *,
+    owner: Owner,
+    thread_id: str,
+    decisions: Sequence[Mapping[str, Any]],
+) -> dict[str, Any]:
+    """Async twin of :func:`resume_review`."""
+    command, config = _prepare(
+        await graph.aget_state(_config(thread_id)),
+        owner=owner,
+        thread_id=thread_id,
+        decisions=decisions,
+    )
+    result: dict[str, Any] = await graph.ainvoke(
+        command, config, context=owner_context(owner), durability="sync"
+    )
+    return result

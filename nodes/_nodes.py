@@ -1,0 +1,276 @@
+"""Node factories: load the user context, recall per step, extract memories.
+
+Each ``create_*`` factory binds a node to a store. It returns a sync node for a
+``MemoryStore`` and an async node for an ``AsyncMemoryStore``; both run the same body
+(see ``_drive``). Every node resolves the owner first and fails closed with
+``IdentityMissingError`` before any read or write.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from langchain_core.messages import AnyMessage, BaseMessage
+from langchain_core.runnables import RunnableConfig
+from langgraph.runtime import Runtime
+
+from ._context import resolve_owner
+from ._core import (
+    AnyStore,
+    IdempotencyConflictError,
+    Owner,
+    Proposal,
+    ValidationError,
+)
+from ._drive import Call, Op, drive_async, drive_sync, is_async_store
+from ._state import ExtractionReportJSON, ProposalJSON, proposal_to_json
+
+__all__ = [
+    "create_extract_memories",
+    "create_load_user_context",
+    "create_recall",
+    "latest_human_text",
+    "new_human_messages",
+]
+
+Node = Callable[..., Any]
+
+
+def _thread_id(config: RunnableConfig | None) -> str | None:
+    value = (config or {}).get("configurable", {}).get("thread_id")
+    return None if value is None else str(value)
+
+
+def _make_node(
+    store: AnyStore, name: str, body: Callable[[Owner, Mapping[str, Any], Any], Op[Any]]
+) -> Node:
+    """Wrap ``body(owner, state, config)`` as a sync or async LangGraph node."""
+    if is_async_store(store):
+
+        async def anode(
+            state: Mapping[str, Any], runtime: Runtime[Any], config: RunnableConfig
+        ) -> dict[str, Any]:
+            owner = resolve_owner(runtime.context, config)
+            result: dict[str, Any] = await drive_async(store, body(owner, state, config))
+            return result
+
+        anode.__name__ = anode.__qualname__ = name
+        return anode
+
+    def node(
+        state: Mapping[str, Any], runtime: Runtime[Any], config: RunnableConfig
+    ) -> dict[str, Any]:
+        owner = resolve_owner(runtime.context, config)
+        result: dict[str, Any] = drive_sync(store, body(owner, state, config))
+        return result
+
+    node.__name__ = node.__qualname__ = name
+    return node
+
+
+# -- load_user_context ---------------------------------------------------------------------
+
+
+def _load_body(owner: Owner, state: Mapping[str, Any], config: Any) -> Op[dict[str, Any]]:
+    block = yield Call("context_block", (owner,))
+    return {"user_context": block}
+
+
+def create_load_user_context(store: AnyStore) -> Node:
+    """Create the entry node: ``{"user_context": store.context_block(owner)}``.
+
+    Args:
+        store: a ``MemoryStore`` (sync node) or ``AsyncMemoryStore`` (async node).
+
+    Returns:
+        The node function, named ``load_user_context``.
+    """
+    return _make_node(store, "load_user_context", _load_body)
+
+
+# -- recall -------------------------------------------------------------------------------
+
+
+def _text(message: BaseMessage) -> str:
+    content = message.content
+    if isinstance(content, str):
+        return content
+    parts = []
+    for block in content:
+        if isinstance(block, str):
+            parts.append(block)
+        elif isinstance(block, Mapping) and block.get("type") == "text":
+            parts.append(str(block.get("text", "")))
+    return " ".join(parts)
+
+
+def latest_human_text(messages: Sequence[AnyMessage]) -> str | None:
+    """The text of the newest human message, or ``None``."""
+    for message in reversed(messages):
+        if message.type == "human":
+            return _text(message)
+    return None
+
+
+def create_recall(
+    store: AnyStore,
+    *,
+    limit: int | None = None,
+    max_bytes: int | None = None,
+    max_tokens: int | None = None,
+) -> Node:
+    """Create the per-step recall node: ``{"recalled": store.snapshot(owner, ...)}``.
+
+    The query plan is the task step (``task.query``, else ``task.next_step``), the newest
+    human message and the goal's objective; the store adds standing guidance. Run it before
+    every model step, so a removal or an expiry takes effect at the next step.
+
+    Args:
+        store: a ``MemoryStore`` or ``AsyncMemoryStore``.
+        limit: records at most (store default when ``None``).
+        max_bytes: byte budget of the block (store default when ``None``).
+        max_tokens: token budget of the block (store default when ``None``).
+
+    Returns:
+        The node function, named ``recall``.
+    """
+    budgets = {
+        k: v
+        for k, v in (("limit", limit), ("max_bytes", max_bytes), ("max_tokens", max_tokens))
+        if v is not None
+    }
+
+    def body(owner: Owner, state: Mapping[str, Any], config: Any) -> Op[dict[str, Any]]:
+        task = state.get("task") or {}
+        goal = state.get("goal") or {}
+        step = task.get("query") or task.get("next_step") or None
+        block = yield Call(
+            "snapshot",
+            (owner,),
+            {
+                "task_step": step,
+                "latest_input": latest_human_text(state.get("messages") or []),
+                "goal": goal.get("objective") or None,
+                **budgets,
+            },
+        )
+        return {"recalled": block}
+
+    return _make_node(store, "recall", body)
+
+
+# -- extract_memories ---------------------------------------------------------------------
+
+
+def new_human_messages(
+    messages: Sequence[AnyMessage], last_message_id: str | None
+) -> list[AnyMessage]:
+    """Human messages after the message ``last_message_id`` (all of them if not found)."""
+    start = 0
+    if last_message_id is not None:
+        for index, message in enumerate(messages):
+            if message.id == last_message_id:
+                start = index + 1
+    return [m for m in messages[start:] if m.type == "human"]
+
+
+def create_extract_memories(store: AnyStore, *, extractor: Any = None) -> Node:
+    """Create the extraction node: new human messages → guarded candidates → proposals.
+
+    Runs ``memory_graph.extract.extract_candidates`` over the human messages that arrived
+    since the last extraction, plans writes against what is stored, and creates one
+    proposal per planned write with the planned idempotency key, so a re-run creates
+    nothing new. Then it collects every pending proposal of this thread (including those
+    made by the memory tools) into ``pending_proposals`` for the review node. Blocked
+    candidates are counted, never kept.
+
+    Args:
+        store: a ``MemoryStore`` or ``AsyncMemoryStore``.
+        extractor: a runnable from ``memory_graph.extract.create_extractor``; ``None`` uses
+            the offline pattern extractor.
+
+    Returns:
+        The node function, named ``extract_memories``.
+    """
+
+    profile_fields = store.limits.profile_fields
+
+    def body(owner: Owner, state: Mapping[str, Any], config: Any) -> Op[dict[str, Any]]:
+        from memory_graph.extract import plan_writes
+
+        messages: list[AnyMessage] = list(state.get("messages") or [])
+        previous: Mapping[str, Any] = state.get("extraction") or {}
+        humans = new_human_messages(messages, previous.get("last_message_id"))
+        thread_id = _thread_id(config)
+        report: ExtractionReportJSON = {
+            "last_message_id": messages[-1].id if messages else previous.get("last_message_id"),
+            "messages": len(humans),
+            "candidates": 0,
+            "blocked": 0,
+            "blocked_categories": {},
+            "proposed": 0,
+            "unchanged": 0,
+            "dropped": 0,
+        }
+        created: list[Proposal] = []
+        if humans:
+            extracted = yield Call(
+                "extract_candidates",
+                (humans,),
+                {"extractor": extractor, "thread_id": thread_id},
+                target="extract",
+            )
+            candidates = list(extracted.candidates)
+            categories: Counter[str] = Counter(dict(extracted.blocked_categories))
+            uncategorised = extracted.blocked_count - sum(categories.values())
+            if uncategorised > 0:
+                categories["other"] += uncategorised
+            report["candidates"] = len(candidates)
+            report["dropped"] = extracted.dropped_ungrounded_count + extracted.dropped_invalid_count
+            if candidates:
+                preferences = yield Call("get_preferences", (owner,))
+                profile = yield Call("get_profile", (owner,))
+                records = yield Call("list_records", (owner,))
+                plan = plan_writes(
+                    candidates,
+                    preferences=[p for p in preferences if p.identity.level == "user"],
+                    profile=profile,
+                    records=records,
+                    profile_fields=profile_fields,
+                )
+                # Repeat mentions (plan.reinforced) are reported, not written: raising
+                # confidence is not idempotent under node re-runs.
+                report["unchanged"] = len(plan.unchanged) + len(plan.reinforced)
+                for write in plan.writes:
+                    try:
+                        proposal = yield Call(
+                            "propose",
+                            (owner, write.operation, write.args),
+                            {
+                                "target_id": write.target_id,
+                                "base_version": write.base_version,
+                                "idempotency_key": write.idempotency_key,
+                                "evidence": {**write.evidence, "thread_id": thread_id},
+                                "thread_id": thread_id,
+                            },
+                        )
+                    except IdempotencyConflictError:
+                        report["dropped"] += 1
+                    except ValidationError:
+                        # The store's guard or validation refused it: count it, keep nothing.
+                        categories["refused"] += 1
+                    else:
+                        created.append(proposal)
+            report["blocked"] = sum(categories.values())
+            report["blocked_categories"] = dict(sorted(categories.items()))
+            report["proposed"] = len(created)
+        pending: list[ProposalJSON] = [proposal_to_json(p) for p in created]
+        if thread_id is not None:
+            listed = yield Call("list_pending", (owner,), {"thread_id": thread_id})
+            seen = {p["id"] for p in pending}
+            pending += [proposal_to_json(p) for p in listed if p.id not in seen]
+        return {"pending_proposals": pending, "extraction": report}
+
+    return _make_node(store, "extract_memories", body)
