@@ -42,6 +42,7 @@ def message_text(message: BaseMessage) -> str:
 # --------------------------------------------------------------------------- sentence filters
 
 _SPLIT = re.compile(r"(?<=[!?。！？;；\n])|(?<=\.)(?=\s)")
+_ABBREVIATION = re.compile(r"\b(?:Dr|Mr|Mrs|Ms|Prof|St|Jr|Sr|Mx)\.$")
 _HYPOTHETICAL = re.compile(
     r"\b(?:if|suppose|supposing|imagine|pretend|hypothetically|what if|were i|i wish|"
     r"role-?play)\b|假如|如果|要是|假设|想象|假装|万一|倘若|的话|角色扮演",
@@ -75,10 +76,16 @@ def _sentences(text: str) -> Iterator[str]:
     for line in text.splitlines():
         if _TRANSCRIPT_LINE.match(line):
             continue
+        carry = ""
         for piece in _SPLIT.split(line):
-            sentence = piece.strip()
-            if sentence:
-                yield sentence
+            carry += piece
+            if _ABBREVIATION.search(carry.rstrip()):
+                continue  # "Dr. Lee" is one sentence
+            if carry.strip():
+                yield carry.strip()
+            carry = ""
+        if carry.strip():
+            yield carry.strip()
 
 
 def _usable(sentence: str) -> bool:
@@ -97,7 +104,7 @@ def _inside_quotes(sentence: str, start: int) -> bool:
 
 # --------------------------------------------------------------------------- lexicons
 
-_NAME_EN = r"(?P<v>[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*){0,2}|[a-z][\w'-]{1,20}(?=\s*(?:[.!,;]|$)))"
+_NAME_EN = r"(?P<v>[A-Z][\w'’-]*\.?(?:\s+[A-Z][\w'’-]*){0,2}|[a-z][\w'-]{1,20}(?=\s*(?:[.!,;]|$)))"
 _NAME_STOP = frozenset(
     "back later tomorrow tonight anytime sometime now soon again maybe crazy please whenever "
     "anything something names whatever sir madam".split()
