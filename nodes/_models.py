@@ -87,7 +87,11 @@ def _context_values(text: str) -> dict[str, str]:
     start, end = text.find("<user_context>"), text.find("</user_context>")
     if start < 0 or end < 0:
         return {}
-    return {m.group(1): html.unescape(m.group(2)).strip() for m in _LINE.finditer(text[start:end])}
+    # Keys compare with ``.``/``-`` folded to ``_``: ``reply.length`` is ``reply_length``.
+    return {
+        re.sub(r"[.-]", "_", m.group(1)): html.unescape(m.group(2)).strip()
+        for m in _LINE.finditer(text[start:end])
+    }
 
 
 class OfflineChatModel(BaseChatModel):
