@@ -266,7 +266,7 @@ def test_llm_extractor_grounds_and_guards(method: Any) -> None:
     report = extract_candidates(WINDOW, extractor=extractor, thread_id="t-1", clock=clock)
     check_report(report)
     prompt = model.received[0]
-    assert "explicitly" in prompt[0].content.lower()
+    assert "explicitly" in str(prompt[0].content).lower()
     assert "[2] assistant:" in str(prompt[1].content)
 
 

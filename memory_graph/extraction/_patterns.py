@@ -267,7 +267,8 @@ _RULES: tuple[Rule, ...] = (
     ),
     (
         re.compile(
-            rf"我(?:是一名|是一个|是一位|是|在做|当|做)(?P<v>[\u4e00-\u9fffA-Za-z]{{0,6}}?{_OCC_ZH})"
+            rf"(?:我|^我[^，,。]*[，,])(?:是一名|是一个|是一位|是|在做|当|做)"
+            rf"(?P<v>[\u4e00-\u9fffA-Za-z]{{0,6}}?{_OCC_ZH})"
         ),
         _profile("occupation"),
     ),
