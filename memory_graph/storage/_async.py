@@ -14,6 +14,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, TypeVar
 
+import psycopg
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from .._identity import IdentityLevel, Owner
@@ -42,7 +43,7 @@ from . import _ops_reads as R
 from . import _ops_views as V
 from . import _ops_writes as W
 from ._base import StoreBase, pool_kwargs
-from ._driver import Op, run_async
+from ._driver import Op, map_errors, run_async
 from ._ops_persona import (
     complete_onboarding_op,
     ensure_bootstrap_op,
@@ -97,6 +98,8 @@ class AsyncMemoryStore(StoreBase):
         """
         # Starting the embedded server blocks; keep it off the event loop.
         resolved = await asyncio.to_thread(resolve_dsn, dsn, data_dir=data_dir)
+        with map_errors():  # fail fast with a clear error instead of a pool timeout
+            await (await psycopg.AsyncConnection.connect(resolved, connect_timeout=10)).close()
         pool: AsyncConnectionPool[Any] = AsyncConnectionPool(
             resolved, min_size=1, max_size=max_size, open=False, kwargs=pool_kwargs()
         )

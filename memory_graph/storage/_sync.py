@@ -12,6 +12,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, TypeVar
 
+import psycopg
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from .._identity import IdentityLevel, Owner
@@ -40,7 +41,7 @@ from . import _ops_reads as R
 from . import _ops_views as V
 from . import _ops_writes as W
 from ._base import StoreBase, pool_kwargs
-from ._driver import Op, run_sync
+from ._driver import Op, map_errors, run_sync
 from ._ops_persona import (
     complete_onboarding_op,
     ensure_bootstrap_op,
@@ -100,6 +101,8 @@ class MemoryStore(StoreBase):
             StorageUnavailableError: the server cannot be reached or started.
         """
         resolved = resolve_dsn(dsn, data_dir=data_dir)
+        with map_errors():  # fail fast with a clear error instead of a pool timeout
+            psycopg.connect(resolved, connect_timeout=10).close()
         pool: ConnectionPool[Any] = ConnectionPool(
             resolved, min_size=1, max_size=max_size, open=False, kwargs=pool_kwargs()
         )
