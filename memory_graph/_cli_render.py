@@ -1,0 +1,216 @@
+"""Rich renderings shared by the CLI commands (pure: values in, renderables out).
+
+Every stored or model-produced string is passed to rich as plain ``Text``, never as
+markup, so a value such as ``[red]`` is shown as typed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from rich.console import Console, Group, RenderableType
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from ._types import Persona, Preference, Profile, Proposal, Record
+
+__all__ = [
+    "commit_table",
+    "extraction_summary",
+    "preferences_table",
+    "print_json",
+    "profile_table",
+    "proposal_dict",
+    "proposals_table",
+    "records_table",
+    "short_json",
+    "utc",
+]
+
+
+def utc(value: datetime | None) -> str:
+    """Render a timestamp as ``YYYY-MM-DDTHH:MM:SSZ`` (``-`` for ``None``)."""
+    if value is None:
+        return "-"
+    return value.isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def short_json(value: Any, *, limit: int = 120) -> str:
+    """Compact JSON of ``value``, cut to ``limit`` characters."""
+    text = json.dumps(value, ensure_ascii=False, separators=(", ", ": "), sort_keys=True)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def proposal_dict(proposal: Proposal) -> dict[str, Any]:
+    """A store proposal as the plain JSON the CLI prints (``--json``) and tabulates."""
+    return {
+        "proposal_id": proposal.id,
+        "operation": proposal.operation,
+        "level": proposal.level,
+        "target_id": proposal.target_id,
+        "base_version": proposal.base_version,
+        "args": dict(proposal.args),
+        "diff": proposal.diff,
+        "evidence": dict(proposal.evidence),
+        "status": proposal.status,
+        "thread_id": proposal.evidence.get("thread_id"),
+        "expires_at": utc(proposal.expires_at),
+    }
+
+
+def proposals_table(items: Sequence[Mapping[str, Any]], *, title: str) -> Table:
+    """A table of proposals or interrupt action requests.
+
+    Args:
+        items: mappings with ``proposal_id``, ``operation`` (or ``name``), ``args``,
+            ``diff`` (or ``description``), ``evidence`` and ``expires_at``; ``thread_id``
+            is shown when present.
+        title: the table title.
+
+    Returns:
+        The rich table, one row per item, in order.
+    """
+    table = Table(title=title, title_justify="left", show_lines=True, expand=False)
+    table.add_column("#", justify="right", style="dim")
+    table.add_column("proposal", no_wrap=True, style="cyan")
+    table.add_column("operation", style="magenta")
+    table.add_column("args", overflow="fold")
+    table.add_column("diff", overflow="fold")
+    table.add_column("evidence (quote)", overflow="fold", style="green")
+    show_thread = any(item.get("thread_id") for item in items)
+    if show_thread:
+        table.add_column("thread", overflow="fold")
+    table.add_column("expires", style="dim", no_wrap=True)
+    for index, item in enumerate(items, start=1):
+        evidence = item.get("evidence") or {}
+        row = [
+            Text(str(index)),
+            Text(str(item.get("proposal_id", ""))),
+            Text(str(item.get("operation") or item.get("name") or "")),
+            Text(short_json(item.get("args") or {})),
+            Text(str(item.get("diff") or item.get("description") or "")),
+            Text(str(evidence.get("quote") or "-")),
+        ]
+        if show_thread:
+            row.append(Text(str(item.get("thread_id") or "-")))
+        row.append(Text(str(item.get("expires_at") or "-")))
+        table.add_row(*row)
+    return table
+
+
+def commit_table(results: Sequence[Mapping[str, Any]], *, title: str = "Commit results") -> Table:
+    """A table of commit results (``nodes`` commit-result JSON or ``CommitResult`` fields)."""
+    table = Table(title=title, title_justify="left", expand=False)
+    table.add_column("proposal", no_wrap=True, style="cyan")
+    table.add_column("operation", style="magenta")
+    table.add_column("decision")
+    table.add_column("status", style="bold")
+    table.add_column("write", style="dim")
+    table.add_column("version", justify="right")
+    table.add_column("message", overflow="fold")
+    colours = {"approved": "green", "rejected": "yellow"}
+    for r in results:
+        status = str(r.get("status") or "")
+        table.add_row(
+            Text(str(r.get("proposal_id") or "")),
+            Text(str(r.get("operation") or "")),
+            Text(str(r.get("decision") or "-")),
+            Text(status, style=colours.get(status, "red")),
+            Text(str(r.get("write_status") or "-")),
+            Text("-" if r.get("version") is None else str(r.get("version"))),
+            Text(str(r.get("message") or "")),
+        )
+    return table
+
+
+def extraction_summary(report: Mapping[str, Any]) -> RenderableType:
+    """Summarise an extraction report: counts and blocked categories, never content."""
+    categories: Mapping[str, int] = report.get("blocked_categories") or {}
+    blocked = int(report.get("blocked") or 0)
+    lines = [
+        Text(
+            f"human messages read: {report.get('messages', 0)}   "
+            f"candidates: {report.get('candidates', 0)}   "
+            f"proposals: {report.get('proposed', 0)}   "
+            f"already stored: {report.get('unchanged', 0)}"
+        )
+    ]
+    if blocked:
+        detail = ", ".join(f"{name} x{count}" for name, count in sorted(categories.items()))
+        lines.append(
+            Text(
+                f"guard blocked {blocked} candidate(s): {detail} (content not kept)",
+                style="bold red",
+            )
+        )
+    else:
+        lines.append(Text("guard blocked 0 candidates", style="green"))
+    return Panel(Group(*lines), title="Extraction", title_align="left", expand=False)
+
+
+def profile_table(profile: Profile, persona: Persona | None) -> Table:
+    """The profile fields (and the persona, when one is stored)."""
+    table = Table(
+        title=f"Profile (revision {profile.revision}, updated {utc(profile.updated_at)})",
+        title_justify="left",
+    )
+    table.add_column("field", style="cyan")
+    table.add_column("value", overflow="fold")
+    for name, value in sorted(profile.fields.items()):
+        table.add_row(Text(name), Text(str(value)))
+    if persona is not None:
+        for label, text in (
+            ("assistant values", persona.assistant_values),
+            ("assistant identity", persona.assistant_identity),
+            ("bootstrap", persona.bootstrap),
+        ):
+            if text:
+                table.add_row(Text(label, style="magenta"), Text(text))
+    return table
+
+
+def preferences_table(preferences: Sequence[Preference]) -> Table:
+    """The effective preferences; shadowed ones are marked ``overridden``."""
+    table = Table(title="Preferences", title_justify="left")
+    for name in ("key", "value", "scope", "source", "revision", "updated", "expires"):
+        table.add_column(name, overflow="fold", style="cyan" if name == "key" else None)
+    for p in preferences:
+        scope = p.identity.level + (" (overridden)" if p.overridden else "")
+        table.add_row(
+            Text(p.key),
+            Text(p.value),
+            Text(scope, style="dim" if p.overridden else ""),
+            Text(p.source),
+            Text(str(p.revision)),
+            Text(utc(p.updated_at)),
+            Text(utc(p.expires_at)),
+        )
+    return table
+
+
+def records_table(records: Sequence[Record]) -> Table:
+    """Memories (facts, instructions, experiences) with their trust and version."""
+    table = Table(title="Records", title_justify="left")
+    for name in ("id", "kind", "content", "trust", "sensitivity", "scope", "v", "status"):
+        table.add_column(name, overflow="fold", style="cyan" if name == "id" else None)
+    for r in records:
+        table.add_row(
+            Text(r.id),
+            Text(r.kind),
+            Text(r.content),
+            Text(r.trust),
+            Text(r.sensitivity, style="red" if r.sensitivity == "sensitive" else ""),
+            Text(r.identity.level),
+            Text(str(r.version)),
+            Text(r.status),
+        )
+    return table
+
+
+def print_json(console: Console, value: Any) -> None:
+    """Print ``value`` as indented JSON, unstyled, so it can be piped."""
+    console.out(json.dumps(value, ensure_ascii=False, indent=2, sort_keys=True), highlight=False)
