@@ -10,9 +10,9 @@ framed as untrusted data and escaped like recall.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from langchain_core.tools import BaseTool, StructuredTool
+from langchain_core.tools import BaseTool, InjectedToolArg, StructuredTool
 from langgraph.prebuilt.tool_node import ToolRuntime
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
@@ -43,7 +43,11 @@ _KINDS = Literal["preference", "fact", "instruction", "experience"]
 
 
 class _Args(BaseModel):
+    # Unknown arguments are refused. ``runtime`` is injected by ``ToolNode`` and hidden from
+    # the model's schema (langchain-core drops injected fields from ``tool_call_schema``).
     model_config = ConfigDict(extra="forbid")
+
+    runtime: Annotated[Any, InjectedToolArg()]
 
 
 class SearchArgs(_Args):
@@ -182,9 +186,12 @@ def _preference_body(owner: Owner, runtime: ToolRuntime, **a: Any) -> Op[str]:
 
 
 def _profile_body(owner: Owner, runtime: ToolRuntime, **a: Any) -> Op[str]:
-    if not a:
+    # LangChain passes every field with a default, so ``None`` means "not named" and an
+    # empty string is how the model clears a field (``None`` in the store's patch).
+    patch = {k: (v if v.strip() else None) for k, v in a.items() if v is not None}
+    if not patch:
         return "Error: name at least one profile field."
-    return (yield from _propose(owner, runtime, "patch_profile", {"patch": dict(a)}))
+    return (yield from _propose(owner, runtime, "patch_profile", {"patch": patch}))
 
 
 def _make_tool(
@@ -219,12 +226,15 @@ def _make_tool(
 
 def _profile_schema(fields: Sequence[str]) -> type[BaseModel]:
     definitions: dict[str, Any] = {
-        f: (str | None, Field(default=None, description=f"New {f}; null deletes it."))
+        f: (
+            str | None,
+            Field(default=None, description=f'New {f}; omit to keep it, "" to clear it.'),
+        )
         for f in fields
     }
     model: type[BaseModel] = create_model(  # type: ignore[call-overload]
         "UpdateUserProfileArgs",
-        __config__=ConfigDict(extra="forbid"),
+        __base__=_Args,
         __doc__="Propose changes to the user's profile; only the fields named change.",
         **definitions,
     )

@@ -146,9 +146,7 @@ def test_missing_identity_fails_closed_before_any_read_or_write(pg_dsn: str) -> 
             agent.invoke(turn(TURN_1), cfg("s2"), context={"user_id": "  "})
         assert store.list_pending(ALICE) == []
         # configurable is a trusted source too.
-        out = agent.invoke(
-            turn(TURN_1), {"configurable": {"thread_id": "s3", "user_id": "alice"}}
-        )
+        out = agent.invoke(turn(TURN_1), {"configurable": {"thread_id": "s3", "user_id": "alice"}})
         assert "__interrupt__" in out
 
 

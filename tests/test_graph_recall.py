@@ -30,13 +30,10 @@ def test_recall_sees_a_removal_at_the_next_step(pg_dsn: str) -> None:
         )
         from nodes import create_memory_agent
 
-        agent = create_memory_agent(
-            model, store, checkpointer=_a.checkpointer, tools=[forget_bees]
-        )
+        agent = create_memory_agent(model, store, checkpointer=_a.checkpointer, tools=[forget_bees])
         out = agent.invoke(turn("Tell me about my bees"), cfg("r1"), context=CTX)
         prompts = [
-            "\n".join(str(m.content) for m in msgs if m.type == "system")
-            for msgs in model.received
+            "\n".join(str(m.content) for m in msgs if m.type == "system") for msgs in model.received
         ]
         assert len(prompts) == 2
         assert "keeps bees" in prompts[0]
