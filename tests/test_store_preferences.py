@@ -1,3 +1,4 @@
+# ruff: noqa: F811  (pytest fixtures imported from _stores are redefined as arguments)
 """Keyed preferences: seed semantics, stale writes, deletes, expiry, precedence (DESIGN §3)."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# ruff: noqa: F811  (pytest fixtures imported from _stores are redefined as arguments)
 """Profile patch semantics (DESIGN §3), on both store twins."""
 
 from __future__ import annotations

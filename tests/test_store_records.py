@@ -1,3 +1,4 @@
+# ruff: noqa: F811  (pytest fixtures imported from _stores are redefined as arguments)
 """Records: content hash, duplicates, limits, capacity, compare-and-set, expiry, token index."""
 
 from __future__ import annotations
