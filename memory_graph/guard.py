@@ -166,7 +166,8 @@ _SSN_CONTEXT = re.compile(
 _ID_CONTEXT = re.compile(
     r"(?:\bpassport\b|\bdriver'?s?\s+licen[cs]e\b|\bdriving\s+licen[cs]e\b|"
     r"\blicen[cs]e\s+(?:no\.?|number|#)|\bmedicare\b|\bmedicaid\b|\bnational insurance\b|"
-    r"\bsocial insurance\b|\bnhs number\b|\btax id\b|\bmy id\b|\bid\s*(?:no\.?|number|#|card)|"
+    r"\bsocial insurance\b|\bnhs number\b|\btax id\b|\bitin\b|\bein\b|\bmy id\b|"
+    r"\bid\s*(?:no\.?|number|#|card)|"
     r"\bresident (?:card|permit)|\bgreen card\b|\bvisa number\b|身份证|证件|护照|通行证|"
     r"驾驶证|驾照|社保卡|医保卡|居住证|户口|军官证|签证号)",
     re.IGNORECASE,
@@ -364,14 +365,21 @@ _MONEY_EN = re.compile(
 _FIN_EN = re.compile(
     r"\b"
     + _alt(
-        "salary|income|pay|pays|paid|paycheck|paycheque|take-home|earn|earns|earned|earning|"
-        "make|makes|made|saves|owing|"
-        "debt|debts|owe|owes|owed|loan|loans|mortgage|balance|checking|savings|saved|account|"
-        "bonus|net worth|credit card|401k|401\\(k\\)|pension|overdraft|overdrawn|lost|"
-        "inheritance|inherited|wage|wages|raise|student loans|in the red|broke|assets|"
-        "portfolio|stocks|crypto|invested|investment|tax return|alimony|child support"
+        "salary|income|pay|paycheck|paycheque|take-home|debt|debts|owe|owes|owed|owing|loan|"
+        "loans|mortgage|balance|checking|checking account|savings|savings account|"
+        "bank account|bonus|net worth|credit card|401k|401\\(k\\)|pension|overdraft|"
+        "overdrawn|inheritance|inherited|wage|wages|student loans|in the red|assets|"
+        "portfolio|alimony|child support|tax return"
     )
     + r"(?![a-z])"
+)
+_FIN_WEAK_EN = re.compile(
+    r"\b(?:make|makes|made|earn|earns|earned|earning|paid|lost|lose|saved|invested|"
+    r"inherited|raise)\b"
+)
+_BIG_OR_PERIODIC_EN = re.compile(
+    r"\b(?:a|an|per|each|every) (?:year|month|week|hour)\b|\bannual(?:ly)?\b|/(?:yr|year|mo|month|"
+    r"hr|hour)\b|\d[\d,]*\s?(?:k|grand|thousand|million|m)\b|\d{1,3},\d{3}|\d{4,}"
 )
 _FIN_STRONG_EN = re.compile(
     r"\bcredit score\b[^.]*\d|\bbankrupt(?:cy)?\b|\bin debt\b|\bbehind on (?:my |the )?"
@@ -407,7 +415,10 @@ def _finance(text: str, low: str, zh: bool) -> str | None:
         return None
     if _FIN_STRONG_EN.search(low):
         return "credit history, bankruptcy or collections"
-    if _FIN_EN.search(low) and _MONEY_EN.search(low):
+    money = _MONEY_EN.search(low)
+    if money and _FIN_EN.search(low):
+        return "income, savings, debts or losses with an amount"
+    if money and _FIN_WEAK_EN.search(low) and _BIG_OR_PERIODIC_EN.search(low):
         return "income, savings, debts or losses with an amount"
     return None
 
@@ -449,11 +460,12 @@ _HOME_EN = re.compile(
 )
 _PUBLIC_EN = re.compile(
     r"\b(?:office|meeting|conference|venue|store|shop|restaurant|cafe|hotel|museum|"
-    r"headquarters|hq|campus|clinic|gym)\b",
+    r"headquarters|hq|campus|clinic|gym|meet|meetup|lunch|dinner|coffee|event|party|"
+    r"concert|bar|pub|cinema|theater|theatre)\b",
     re.IGNORECASE,
 )
 _STREET_ZH = re.compile(
-    rf"[路街巷弄道里村](?:\d+|[一二三四五六七八九十百]+)(?:号|弄)|\d+弄\d+号|[{_CJK}]{{2,}}"
+    rf"(?:[路街巷弄道里村段]|胡同)(?:\d+|[一二三四五六七八九十百]+)(?:号|弄)|\d+弄\d+号|[{_CJK}]{{2,}}"
     r"(?:小区|花园|公寓|新村|家园|苑|大厦)\s*\d+\s*(?:号楼|栋|幢|座|单元|号)"
 )
 _UNIT_ZH = re.compile(r"\d+\s*(?:号楼|栋|幢|单元)|\d{2,5}\s*(?:室|房)(?!间)|门牌号|门禁密码")
@@ -494,11 +506,16 @@ _PARTY_EN = _alt(
     "green party|libertarian|libertarians|communist|communists|socialist|socialists|snp|"
     "reform uk|ccp|kmt|dpp|maga|trump|biden|harris|independent candidate"
 )
+_PARTY_SELF = _alt(
+    "democrat|republican|gop member|labour voter|labour member|tory|conservative voter|"
+    "liberal democrat|green party member|green voter|libertarian|communist|socialist|"
+    "party member|trump supporter|maga supporter"
+)
 _BELIEF_EN = re.compile(
     rf"\b(?:i'm|i am|im|i've been|we're|we are|as|being|became|become|raised)\s+(?:an?\s+)?"
     r"(?:devout|practicing|practising|born-again|lapsed|observant|orthodox|proud|"
     r"committed|registered|card-carrying|lifelong|strict|non-practicing)?\s*"
-    rf"{_FAITH_EN}\b"
+    rf"{_FAITH_EN}\b(?!\s+[a-z]+\s+(?:fan|fans|movie|movies|film|films)\b)"
     rf"|\bconverted to\s+\w+|\bi (?:pray|worship|fast for ramadan)\b|\bramadan\b.*\bi\b|"
     r"\b(?:go|goes|going|attend|attends|attending)\s+(?:to\s+)?(?:the\s+)?(?:church|mass|"
     r"mosque|synagogue|friday prayers|services|temple to pray)\b|\bi (?:don't|do not|no longer)"
@@ -507,7 +524,7 @@ _BELIEF_EN = re.compile(
     r"\bi (?:voted|vote)\b.*\b(?:election|primary|ballot|referendum)\b|"
     r"\b(?:member of|joined|volunteer(?:ed|ing)? (?:for|with)|campaign(?:ed|ing)? for|"
     rf"donat(?:e|ed|ing) to|canvass(?:ed|ing)? for)\s+(?:the\s+)?{_PARTY_EN}\b|"
-    rf"\b(?:i'm|i am) (?:a |an )?(?:registered )?{_PARTY_EN}\b|"
+    rf"\b(?:i'm|i am) (?:a |an )?(?:registered )?{_PARTY_SELF}\b|"
     r"\b(?:i'm|i am) (?:pro-life|pro-choice|a feminist activist|a socialist|far-left|far-right)\b"
 )
 _BELIEF_ZH = re.compile(
@@ -540,7 +557,7 @@ _STATUS_EN = re.compile(
 )
 _STATUS_ZH = re.compile(
     r"同性恋|双性恋|跨性别|出柜|gay|拉拉|非法移民|黑户|偷渡|签证过期|前科|坐过牢|坐牢|被拘留|"
-    r"被抓|案底|犯罪记录|出轨|婚外情|吸毒"
+    r"被抓|案底|犯罪记录|出轨|婚外情|吸毒|戒毒|赌博|欠赌债"
 )
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 _CN_MOBILE = re.compile(r"(?<!\d)1[3-9]\d{9}(?!\d)")
@@ -580,7 +597,12 @@ def _mentions_other(text: str, zh: bool) -> bool:
     """True when any other person is named or referred to (for contact details)."""
     if zh:
         return bool(_THIRD_ANY_ZH.search(text) or _THIRD_POSS_ZH.search(text))
-    return bool(_THIRD_ANY_EN.search(text.lower()) or _NAME_EN.search(text))
+    if _THIRD_ANY_EN.search(text.lower()):
+        return True
+    return any(not _SELF_NAME_EN.search(text[: m.start()]) for m in _NAME_EN.finditer(text))
+
+
+_SELF_NAME_EN = re.compile(r"(?:\bi'm|\bi am|\bmy name is|\bthis is|\bcall me|\bit's)\s*$", re.I)
 
 
 # --------------------------------------------------------------------------- entry point

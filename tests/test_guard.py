@@ -189,6 +189,9 @@ def test_beliefs(text: str) -> None:
         "My neighbor is an illegal immigrant",
         "My friend Mark lives at 12 Baker Street",
         "我表哥坐过牢",
+        "我弟弟在戒毒所",
+        "My husband is an alcoholic",
+        "My neighbor's SSN is 123-45-6789",
     ],
 )
 def test_third_party_data(text: str) -> None:
@@ -228,6 +231,13 @@ def test_third_party_data(text: str) -> None:
         "我哥哥是程序员",
         "My friend Alice is a teacher",
         "叫我老张",
+        # everyday money, social plans, fandoms
+        "I paid $5 for coffee",
+        "I earn points on every purchase",
+        "Let's meet at 350 Fifth Avenue for lunch",
+        "I'm a Christian Bale fan",
+        "I'm a big Green Day fan",
+        "I'm John Smith, my phone is 415-555-0123",
     ],
 )
 def test_hard_negatives_pass(text: str) -> None:
