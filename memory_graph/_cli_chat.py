@@ -26,9 +26,9 @@ __all__ = ["ask_decisions", "run_chat"]
 _QUIT = {"/quit", "/exit", "/q"}
 
 
-def _ask(console: Console, prompt: str) -> str | None:
+def _ask(console: Console, prompt: str | Text) -> str | None:
     try:
-        return console.input(prompt)
+        return console.input(Text(prompt) if isinstance(prompt, str) else prompt)
     except EOFError:
         return None
 
@@ -134,7 +134,7 @@ def run_chat(
                 state = resume_review(agent, owner=owner, thread_id=thread, decisions=decisions)
                 console.print(render.commit_table(state.get("commit_results") or []))
                 waiting = False
-            text = _ask(console, "[bold]you>[/bold] ")
+            text = _ask(console, Text("you> ", style="bold"))
             if text is None or text.strip() in _QUIT:
                 return
             if not text.strip():

@@ -182,7 +182,9 @@ def _approve(
         )
     )
     console.print(
-        render.proposals_table(request["action_requests"], title="interrupt: action_requests")
+        render.proposals_table(
+            request["action_requests"], title="interrupt: action_requests", show_args=True
+        )
     )
     configs = ", ".join(
         f"{c['action_name']}: {'/'.join(c['allowed_decisions'])}" for c in request["review_configs"]

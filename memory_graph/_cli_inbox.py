@@ -85,6 +85,14 @@ def decide_one(
         ValidationError: the edited args are invalid or blocked by the guard.
     """
     proposal = store.get_proposal(owner, proposal_id)
+    if proposal.status != "pending":
+        console.print(
+            Text(f"proposal {proposal_id} was already {proposal.status}: its stored result")
+        )
+        stored = dict(proposal.result or {})
+        keys = ("proposal_id", "status", "operation", "write_status", "record_id", "version")
+        out = {key: stored.get(key) for key in keys}
+        return [{**out, "decision": "-", "message": str(stored.get("message") or "")}]
     thread_id = proposal.evidence.get("thread_id")
     if proposal.status == "pending" and thread_id:
         resumed = _resume_thread(

@@ -62,7 +62,9 @@ def proposal_dict(proposal: Proposal) -> dict[str, Any]:
     }
 
 
-def proposals_table(items: Sequence[Mapping[str, Any]], *, title: str) -> Table:
+def proposals_table(
+    items: Sequence[Mapping[str, Any]], *, title: str, show_args: bool = False
+) -> Table:
     """A table of proposals or interrupt action requests.
 
     Args:
@@ -70,34 +72,35 @@ def proposals_table(items: Sequence[Mapping[str, Any]], *, title: str) -> Table:
             ``diff`` (or ``description``), ``evidence`` and ``expires_at``; ``thread_id``
             is shown when present.
         title: the table title.
+        show_args: show the raw args instead of the human-readable diff.
 
     Returns:
         The rich table, one row per item, in order.
     """
     table = Table(title=title, title_justify="left", show_lines=True, expand=False)
     table.add_column("#", justify="right", style="dim")
-    table.add_column("proposal", no_wrap=True, style="cyan")
-    table.add_column("operation", style="magenta")
-    table.add_column("args", overflow="fold")
-    table.add_column("diff", overflow="fold")
-    table.add_column("evidence (quote)", overflow="fold", style="green")
-    show_thread = any(item.get("thread_id") for item in items)
-    if show_thread:
-        table.add_column("thread", overflow="fold")
-    table.add_column("expires", style="dim", no_wrap=True)
+    table.add_column("proposal / thread / expires", no_wrap=True)
+    table.add_column("operation", no_wrap=True, style="magenta")
+    table.add_column("args" if show_args else "diff", overflow="fold", min_width=24)
+    show_quote = any((item.get("evidence") or {}).get("quote") for item in items)
+    if show_quote:
+        table.add_column("evidence (quote)", overflow="fold", style="green")
     for index, item in enumerate(items, start=1):
         evidence = item.get("evidence") or {}
-        row = [
-            Text(str(index)),
-            Text(str(item.get("proposal_id", ""))),
-            Text(str(item.get("operation") or item.get("name") or "")),
-            Text(short_json(item.get("args") or {})),
-            Text(str(item.get("diff") or item.get("description") or "")),
-            Text(str(evidence.get("quote") or "-")),
-        ]
-        if show_thread:
-            row.append(Text(str(item.get("thread_id") or "-")))
-        row.append(Text(str(item.get("expires_at") or "-")))
+        ident = Text(str(item.get("proposal_id", "")), style="cyan")
+        if item.get("thread_id"):
+            ident.append(f"\nthread {item['thread_id']}", style="dim")
+        expires = str(item.get("expires_at") or "-")
+        if len(expires) > 20 and expires.endswith("Z"):
+            expires = expires[:19] + "Z"  # whole seconds are enough here
+        ident.append(f"\nexpires {expires}", style="dim")
+        row = [Text(str(index)), ident, Text(str(item.get("operation") or item.get("name") or ""))]
+        if show_args:
+            row.append(Text(short_json(item.get("args") or {}, limit=400)))
+        else:
+            row.append(Text(str(item.get("diff") or item.get("description") or "")))
+        if show_quote:
+            row.append(Text(str(evidence.get("quote") or "-")))
         table.add_row(*row)
     return table
 
@@ -155,8 +158,10 @@ def extraction_summary(report: Mapping[str, Any]) -> RenderableType:
 def profile_table(profile: Profile, persona: Persona | None) -> Table:
     """The profile fields (and the persona, when one is stored)."""
     table = Table(
-        title=f"Profile (revision {profile.revision}, updated {utc(profile.updated_at)})",
+        title="Profile",
         title_justify="left",
+        caption=f"revision {profile.revision}, updated {utc(profile.updated_at)}",
+        caption_justify="left",
     )
     table.add_column("field", style="cyan")
     table.add_column("value", overflow="fold")

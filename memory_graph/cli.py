@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
-from rich.markdown import Markdown
 from rich.panel import Panel
+from rich.rule import Rule
 from rich.text import Text
 
 from . import _cli_render as render
@@ -90,7 +90,9 @@ def fail(message: str) -> NoReturn:
     Raises:
         typer.Exit: always, with code 2.
     """
-    err_console.print(Text("error: " + " ".join(str(message).split()), style="bold red"))
+    err_console.print(
+        Text("error: " + " ".join(str(message).split()), style="bold red"), soft_wrap=True
+    )
     raise typer.Exit(2)
 
 
@@ -248,11 +250,15 @@ def show(
         records = store.list_records(
             owner, kinds=["fact", "instruction", "experience"], include_inactive=include_removed
         )
-        console.print(render.records_table(records))
+        if records:
+            console.print(render.records_table(records))
+        else:
+            console.print("No records (facts, instructions, experiences).")
         if context:
             console.print(Panel(Text(store.context_block(owner)), title="context block"))
         if memory_md:
-            console.print(Markdown(store.memory_md(owner)))
+            console.print(Rule("MEMORY.md"))
+            console.out(store.memory_md(owner), highlight=False, end="")
 
 
 @app.command()
