@@ -32,6 +32,7 @@ copy, and sensitive documents are dropped unless asked for; both happen before t
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -75,6 +76,8 @@ _EN_STOP = frozenset(
 # Single CJK function characters (particles, pronouns, question words, copulas).
 _CJK_STOP = frozenset("的了是我你他她它们在有和与及或吗呢吧啊呀么什哪谁几个这那就也都还很")
 
+_CLAUSE_SPLIT = re.compile(r"[?？。!！;；\n]+")
+
 _SUFFIXES: tuple[tuple[str, str], ...] = (
     ("ational", "ate"),
     ("iveness", "ive"),
@@ -110,6 +113,8 @@ def term_of(token: str) -> str:
         >>> [term_of(t) for t in ("painting", "painted", "paints", "hobbies", "is", "咖啡")]
         ['paint', 'paint', 'paint', 'hobby', 'is', '咖啡']
     """
+    if token.isdigit() and token.isascii():
+        return token.lstrip("0") or "0"  # "08" and "8" are the same number
     if not token.isascii() or not token.isalpha() or len(token) <= 3:
         return token
     for suffix, repl in _SUFFIXES:
@@ -152,6 +157,12 @@ class RankParams:
     """``lambda``: the share of the prior that does not depend on confidence."""
     stopwords: bool = True
     stem: bool = True
+    clause_weight: float = 0.0
+    """Weight of each sentence of a multi-sentence query, scored alone and max-normalised."""
+    prf_docs: int = 5
+    """Pseudo-relevance feedback: how many top documents lend expansion terms (0 = off)."""
+    prf_terms: int = 20
+    prf_weight: float = 0.3
 
 
 DEFAULT_PARAMS = RankParams()
@@ -226,7 +237,9 @@ def query_terms(query: str, params: RankParams = DEFAULT_PARAMS) -> QueryTerms:
             weights = kept
     words = [t for t in terms if not is_cjk(t[0])]
     pairs = tuple(
-        (a, c) for a, c in zip(words, words[1:]) if a in weights and c in weights and a != c
+        (a, c)
+        for a, c in zip(words, words[1:], strict=False)
+        if a in weights and c in weights and a != c
     )
     return QueryTerms(weights=weights, pairs=pairs, phrase=_normalise_text(query))
 
@@ -258,47 +271,118 @@ def _idf(n_docs: int, df: int) -> float:
     return math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
 
 
-def _score(
-    doc: Document,
-    terms: Sequence[str],
+def _relevance(
+    counts: Mapping[str, int],
+    dl: int,
+    adjacent: set[tuple[str, str]] | None,
+    norm_text: str | None,
     query: QueryTerms,
     idf: Mapping[str, float],
-    total_idf: float,
-    max_idf: float,
     stats: CorpusStats,
     params: RankParams,
 ) -> float:
-    counts = Counter(terms)
-    dl = len(terms)
+    """``rel`` of the module docstring (0 when no query term matches)."""
     norm = params.k1 * (1.0 - params.b + params.b * dl / max(stats.avgdl, 1e-9))
     bm25 = 0.0
     covered = 0.0
+    total = 0.0
+    top = 0.0
     for term, weight in query.weights.items():
+        wi = weight * idf[term]
+        total += wi
+        top = max(top, wi)
         tf = counts.get(term, 0)
         if tf:
-            wi = weight * idf[term]
             bm25 += wi * tf * (params.k1 + 1.0) / (tf + norm)
             covered += wi
     if bm25 <= 0.0:
         return 0.0
-    cover = covered / total_idf if total_idf > 0 else 0.0
+    cover = covered / total if total > 0 else 0.0
     phrase = 0.0
-    if query.phrase and " " in query.phrase and doc.text:
-        if query.phrase in _normalise_text(doc.text):
+    if norm_text is not None and query.phrase and " " in query.phrase:
+        if query.phrase in norm_text:
             phrase += params.phrase_whole
-    if query.pairs and params.phrase_pair:
-        adjacent = set(zip(terms, terms[1:]))
-        hits = [
-            (idf[a] + idf[c]) / 2.0 for a, c in query.pairs if (a, c) in adjacent and max_idf > 0
-        ]
+    if adjacent is not None and query.pairs and top > 0:
+        hits = [(idf[a] + idf[c]) / 2.0 for a, c in query.pairs if (a, c) in adjacent]
         if hits:
-            phrase += params.phrase_pair * sum(hits) / (len(query.pairs) * max_idf)
-    rel = bm25 * (1.0 + params.gamma * cover * cover) + phrase * max_idf
+            phrase += params.phrase_pair * sum(hits) / (len(query.pairs) * top)
+    return bm25 * (1.0 + params.gamma * cover * cover) + phrase * top
+
+
+def _prior(doc: Document, params: RankParams) -> float:
     confidence = min(max(doc.confidence, 0.0), 1.0)
-    prior = TRUST_PRIOR.get(doc.trust, 0.9) * (
+    return TRUST_PRIOR.get(doc.trust, 0.9) * (
         params.confidence_floor + (1.0 - params.confidence_floor) * confidence
     )
-    return rel * prior
+
+
+@dataclass
+class _Prepared:
+    doc: Document
+    counts: Counter[str]
+    dl: int
+    adjacent: set[tuple[str, str]] | None
+    norm_text: str | None
+
+
+def _prepare(doc: Document, params: RankParams, *, need_pairs: bool, need_text: bool) -> _Prepared:
+    terms = _terms(doc.tokens, params)
+    return _Prepared(
+        doc=doc,
+        counts=Counter(terms),
+        dl=len(terms),
+        adjacent=set(zip(terms, terms[1:], strict=False)) if need_pairs else None,
+        norm_text=_normalise_text(doc.text) if need_text and doc.text else None,
+    )
+
+
+def _score_all(
+    qt: QueryTerms, prepared: Sequence[_Prepared], stats: CorpusStats, params: RankParams
+) -> list[float]:
+    idf = {t: _idf(stats.n_docs, stats.df.get(t, 0)) for t in qt.weights}
+    return [
+        _relevance(p.counts, p.dl, p.adjacent, p.norm_text, qt, idf, stats, params)
+        for p in prepared
+    ]
+
+
+def _clauses(query: str) -> list[str]:
+    parts = [p for p in _CLAUSE_SPLIT.split(query) if p.strip()]
+    return parts if len(parts) > 1 else []
+
+
+def _expand(
+    qt: QueryTerms,
+    prepared: Sequence[_Prepared],
+    rel: Sequence[float],
+    stats: CorpusStats,
+    params: RankParams,
+) -> QueryTerms:
+    """Pseudo-relevance feedback: add the top documents' rarest terms at a low weight."""
+    order = sorted(range(len(prepared)), key=lambda i: (-rel[i], prepared[i].doc.id))
+    top = [i for i in order[: params.prf_docs] if rel[i] > 0]
+    if not top:
+        return qt
+    gain: dict[str, float] = {}
+    for rank_pos, i in enumerate(top):
+        share = 1.0 / (rank_pos + 1)
+        for term in prepared[i].counts:
+            if term in qt.weights or _is_stop(term):
+                continue
+            if len(term) == 1 and is_cjk(term):
+                continue
+            df = stats.df.get(term, 0)
+            if df <= 1:
+                continue
+            gain[term] = gain.get(term, 0.0) + share * _idf(stats.n_docs, df)
+    best = sorted(gain.items(), key=lambda kv: (-kv[1], kv[0]))[: params.prf_terms]
+    if not best:
+        return qt
+    weights = dict(qt.weights)
+    peak = best[0][1]
+    for term, g in best:
+        weights[term] = params.prf_weight * g / peak
+    return QueryTerms(weights=weights, pairs=qt.pairs, phrase=qt.phrase)
 
 
 def rank(
@@ -328,23 +412,46 @@ def rank(
     if stats is None:
         stats = corpus_stats(pool, params)
     qt = query_terms(query, params)
-    idf = {t: _idf(stats.n_docs, stats.df.get(t, 0)) for t in qt.weights}
-    total_idf = sum(w * idf[t] for t, w in qt.weights.items())
-    max_idf = max((w * idf[t] for t, w in qt.weights.items()), default=0.0)
     scored: list[tuple[float, int, str, Document]] = []
-    for doc in pool:
-        if qt.weights:
-            score = _score(
-                doc, _terms(doc.tokens, params), qt, idf, total_idf, max_idf, stats, params
-            )
-            if score <= 0.0:
-                continue
-        else:
-            confidence = min(max(doc.confidence, 0.0), 1.0)
-            score = TRUST_PRIOR.get(doc.trust, 0.9) * (
-                params.confidence_floor + (1.0 - params.confidence_floor) * confidence
-            )
-        scored.append((-round(score, 9), doc.precedence, doc.id, doc))
+    if not qt.weights:
+        for doc in pool:
+            scored.append((-round(_prior(doc, params), 9), doc.precedence, doc.id, doc))
+    else:
+        prepared = [
+            _prepare(d, params, need_pairs=bool(qt.pairs), need_text=params.phrase_whole > 0)
+            for d in pool
+        ]
+        rel = _score_all(qt, prepared, stats, params)
+        clauses = _clauses(query) if params.clause_weight > 0 else []
+        if clauses:
+            peak = max(rel, default=0.0) or 1.0
+            combined = [r / peak for r in rel]
+            for clause in clauses:
+                cq = query_terms(clause, params)
+                if not cq.weights:
+                    continue
+                crel = _score_all(cq, prepared, stats, params)
+                cpeak = max(crel, default=0.0)
+                if cpeak > 0:
+                    combined = [
+                        c + params.clause_weight * r / cpeak
+                        for c, r in zip(combined, crel, strict=True)
+                    ]
+            rel = combined
+        if params.prf_docs > 0:
+            expanded = _expand(qt, prepared, rel, stats, params)
+            if expanded is not qt:
+                extra = _score_all(expanded, prepared, stats, params)
+                base = _score_all(qt, prepared, stats, params)
+                peak = max(base, default=0.0) or 1.0
+                rel = [
+                    r + (e - b0) / peak * (max(rel, default=0.0) or 1.0) if r > 0 else 0.0
+                    for r, e, b0 in zip(rel, extra, base, strict=True)
+                ]
+        for p, r in zip(prepared, rel, strict=True):
+            if r > 0.0:
+                score = r * _prior(p.doc, params)
+                scored.append((-round(score, 9), p.doc.precedence, p.doc.id, p.doc))
     scored.sort(key=lambda item: item[:3])
     out: list[Ranked] = []
     seen: set[str] = set()
