@@ -3,9 +3,10 @@
 ``build_memory_graph`` returns the uncompiled ``StateGraph`` (for ``langgraph dev`` and for
 adding nodes); ``create_memory_agent`` compiles it. The graph runs::
 
-    START -> load_user_context -> recall -> agent -+-> extract_memories -> review_memories -> END
-                                    ^              |
-                                    +--- tools <---+   (while the model calls tools)
+    START -+-> load_user_context -+-> agent -+-> extract_memories -> review_memories -> END
+           +-> recall ------------+     |    |                 (only with proposals)
+                 ^                      |    |
+                 +------ tools <--------+    (while the model calls tools)
 
 Recall runs before every model step, so a removal or an expiry made by a tool or another
 session takes effect at the next step.
@@ -63,6 +64,10 @@ def _route_after_model(state: Mapping[str, Any]) -> str:
     if last is not None and getattr(last, "tool_calls", None):
         return "tools"
     return "extract_memories"
+
+
+def _route_after_extract(state: Mapping[str, Any]) -> str:
+    return "review_memories" if state.get("pending_proposals") else END
 
 
 def _create_model_node(
@@ -139,8 +144,11 @@ def build_memory_graph(
     )
     builder.add_node("extract_memories", create_extract_memories(store, extractor=extractor))
     builder.add_node("review_memories", create_review_memories(store, policy=policy))
+    # Entry context and the first recall are independent: they run in one superstep
+    # (one checkpoint), and the model starts once both are done.
     builder.add_edge(START, "load_user_context")
-    builder.add_edge("load_user_context", "recall")
+    builder.add_edge(START, "recall")
+    builder.add_edge("load_user_context", "agent")
     builder.add_edge("recall", "agent")
     if all_tools:
         builder.add_node("tools", ToolNode(all_tools))
@@ -148,7 +156,10 @@ def build_memory_graph(
         builder.add_edge("tools", "recall")
     else:
         builder.add_edge("agent", "extract_memories")
-    builder.add_edge("extract_memories", "review_memories")
+    # A turn that leaves nothing to review skips the review superstep.
+    builder.add_conditional_edges(
+        "extract_memories", _route_after_extract, ["review_memories", END]
+    )
     builder.add_edge("review_memories", END)
     return builder
 

@@ -271,6 +271,6 @@ def create_extract_memories(store: AnyStore, *, extractor: Any = None) -> Node:
             listed = yield Call("list_pending", (owner,), {"thread_id": thread_id})
             seen = {p["id"] for p in pending}
             pending += [proposal_to_json(p) for p in listed if p.id not in seen]
-        return {"pending_proposals": pending, "extraction": report}
+        return {"pending_proposals": pending, "commit_results": [], "extraction": report}
 
     return _make_node(store, "extract_memories", body)
