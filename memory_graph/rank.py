@@ -51,6 +51,7 @@ __all__ = [
     "QueryTerms",
     "corpus_stats",
     "doc_terms",
+    "is_stop_term",
     "query_terms",
     "rank",
     "term_of",
@@ -134,7 +135,8 @@ def doc_terms(tokens: Iterable[str]) -> list[str]:
     return [term_of(t) for t in tokens]
 
 
-def _is_stop(term: str) -> bool:
+def is_stop_term(term: str) -> bool:
+    """Whether a ranking term is a function word (ignored in queries)."""
     return term in _EN_STOP or term in _CJK_STOP
 
 
@@ -232,7 +234,7 @@ def query_terms(query: str, params: RankParams = DEFAULT_PARAMS) -> QueryTerms:
             continue
         weights[term] = params.cjk_unigram_weight if len(term) == 1 and is_cjk(term) else 1.0
     if params.stopwords:
-        kept = {t: w for t, w in weights.items() if not _is_stop(t)}
+        kept = {t: w for t, w in weights.items() if not is_stop_term(t)}
         if kept:
             weights = kept
     words = [t for t in terms if not is_cjk(t[0])]
@@ -367,7 +369,7 @@ def _expand(
     for rank_pos, i in enumerate(top):
         share = 1.0 / (rank_pos + 1)
         for term in prepared[i].counts:
-            if term in qt.weights or _is_stop(term):
+            if term in qt.weights or is_stop_term(term):
                 continue
             if len(term) == 1 and is_cjk(term):
                 continue
