@@ -26,19 +26,21 @@ from ..errors import (
 )
 from ..proposals import default_idempotency_key, payload_hash, proposal_id, render_diff
 from ._driver import Op, Query
+from ._ops_prefs import (
+    apply_delete_preference,
+    apply_patch_profile,
+    apply_set_preference,
+    lock_preference,
+    lock_profile,
+)
 from ._ops_reads import get_record_op
 from ._ops_records import (
     CommitContext,
     Outcome,
     apply_add,
-    apply_delete_preference,
-    apply_patch_profile,
     apply_remove,
     apply_replace,
-    apply_set_preference,
     audit,
-    lock_preference,
-    lock_profile,
 )
 from ._rows import (
     commit_result_from_json,

@@ -1,0 +1,283 @@
+"""Apply ops for keyed preferences (seed semantics) and the profile (patch semantics).
+
+Called only from the commit path in :mod:`._ops_proposals`. Each op takes an advisory lock on
+its target first (re-entrant within the transaction), so a trusted write can lock before it
+proposes and the base version it reads is the one it commits against.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from psycopg.types.json import Jsonb
+
+from .._identity import Identity
+from .._time import format_utc
+from .._types import WriteStatus
+from ..validate import expiry
+from ._driver import Op, Query
+from ._ops_records import (
+    CommitContext,
+    Outcome,
+    audit,
+    capacity,
+    content_hash,
+    drop_tokens,
+    lock,
+    set_tokens,
+)
+from ._rows import RECORD_COLS
+
+__all__ = [
+    "apply_delete_preference",
+    "apply_patch_profile",
+    "apply_set_preference",
+    "lock_preference",
+    "lock_profile",
+]
+
+
+def _pref_row(ident: Identity, key: str) -> Op[dict[str, Any] | None]:
+    row = yield Query(
+        f"SELECT {RECORD_COLS} FROM mg_records WHERE scope_id = %s AND agent_key = %s "
+        "AND workspace_key = %s AND kind = 'preference' AND key = %s FOR UPDATE",
+        (ident.scope_id, ident.agent_key, ident.workspace_key, key),
+        fetch="one",
+    )
+    return row  # type: ignore[no-any-return]
+
+
+def _pref_state(row: dict[str, Any] | None) -> dict[str, Any] | None:
+    if row is None or row["status"] != "active":
+        return None
+    return {
+        "value": row["content"],
+        "source": row["source"],
+        "source_event_id": row["source_event_id"],
+        "expires_at": row["expires_at"],
+        "updated_at": row["updated_at"],
+        "revision": row["version"],
+    }
+
+
+def lock_preference(ident: Identity, key: str) -> Op[None]:
+    """The advisory lock serialising writes of one (identity, preference key)."""
+    yield from lock("pref", ident.scope_id, ident.agent_key, ident.workspace_key, key)
+
+
+def apply_set_preference(
+    ctx: CommitContext, base_version: int | None, args: dict[str, Any]
+) -> Op[Outcome]:
+    """Seed semantics (DESIGN §3): UNCHANGED / CREATED / UPDATED, stale writes conflicted."""
+    ident, key, value = ctx.identity, args["key"], args["value"]
+    yield from lock_preference(ident, key)
+    row = yield from _pref_row(ident, key)
+    current = 0 if row is None else int(row["version"])
+    updated_at = ctx.updated_at
+    exp = expiry(args.get("expires_at"), updated_at)
+    state = _pref_state(row)
+    ev = ctx.evidence
+    if state is not None and (
+        state["value"] == value
+        and state["source"] == ctx.source
+        and state["expires_at"] == exp
+        and state["source_event_id"] == ev.get("source_event_id")
+    ):
+        return Outcome(
+            "approved",
+            "UNCHANGED",
+            str(row["id"]) if row else None,
+            current,
+            "same value, source, expiry and event: nothing written",
+            {"key": key, "value": value},
+        )
+    if base_version is not None and current != base_version:
+        return Outcome(
+            "conflicted",
+            None,
+            None,
+            current,
+            f"preference {key} changed since revision {base_version} (now {current})"
+            ": the newer value stays",
+            {"reason": "version", "key": key},
+        )
+    if row is not None and updated_at <= row["updated_at"]:
+        return Outcome(
+            "conflicted",
+            None,
+            str(row["id"]),
+            current,
+            f"stale write: updated_at {format_utc(updated_at)} is not later than the "
+            f"stored {format_utc(row['updated_at'])} for preference {key}",
+            {"reason": "stale", "key": key},
+        )
+    common = (
+        value,
+        ctx.trust,
+        ctx.source,
+        ev.get("source_event_id"),
+        ev.get("observed_at"),
+        ev.get("quote"),
+        ev.get("thread_id"),
+        ev.get("uri"),
+        exp,
+        content_hash(value),
+        updated_at,
+    )
+    status: WriteStatus
+    if row is None:
+        yield from capacity(ctx, ident)
+        rid = str(uuid.uuid4())
+        yield Query(
+            "INSERT INTO mg_records (content, trust, source, source_event_id, observed_at, quote, "
+            "thread_id, uri, expires_at, content_hash, updated_at, scope_id, id, level, "
+            "agent_key, workspace_key, kind, key, sensitivity, confidence, created_at) VALUES "
+            "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, 'preference', %s, "
+            "'private', 1.0, %s)",
+            (
+                *common,
+                ident.scope_id,
+                rid,
+                ident.level,
+                ident.agent_key,
+                ident.workspace_key,
+                key,
+                updated_at,
+            ),
+            fetch="none",
+        )
+        version, status = 1, "CREATED"
+    else:
+        rid, version = str(row["id"]), current + 1
+        if state is None:
+            yield from capacity(ctx, ident)
+        yield Query(
+            "UPDATE mg_records SET content = %s, trust = %s, source = %s, source_event_id = %s, "
+            "observed_at = %s, quote = %s, thread_id = %s, uri = %s, expires_at = %s, "
+            "content_hash = %s, updated_at = %s, status = 'active', version = %s, "
+            "recorded_at = now() WHERE scope_id = %s AND id = %s",
+            (*common, version, ident.scope_id, rid),
+            fetch="none",
+        )
+        status = "CREATED" if state is None else "UPDATED"
+    yield from set_tokens(ident.scope_id, rid, value, None)
+    after = {
+        "value": value,
+        "source": ctx.source,
+        "source_event_id": ev.get("source_event_id"),
+        "expires_at": exp,
+        "updated_at": updated_at,
+        "revision": version,
+    }
+    yield from audit(ctx, ident, "preference", key, "set", _pref_state(row), after, version)
+    return Outcome(
+        "approved",
+        status,
+        rid,
+        version,
+        "",
+        {"key": key, "value": value, "previous_value": state["value"] if state else None},
+    )
+
+
+def apply_delete_preference(
+    ctx: CommitContext, base_version: int | None, args: dict[str, Any]
+) -> Op[Outcome]:
+    """Delete a key: DELETED with the previous value, or UNCHANGED (revision 0) if missing."""
+    ident, key = ctx.identity, args["key"]
+    yield from lock_preference(ident, key)
+    row = yield from _pref_row(ident, key)
+    state = _pref_state(row)
+    if state is None or row is None:
+        return Outcome(
+            "approved", "UNCHANGED", None, 0, f"preference {key} is not set", {"key": key}
+        )
+    current = int(row["version"])
+    if base_version is not None and current != base_version:
+        return Outcome(
+            "conflicted",
+            None,
+            None,
+            current,
+            f"preference {key} changed since revision {base_version} (now {current})"
+            ": the newer value stays",
+            {"reason": "version", "key": key},
+        )
+    updated_at = max(ctx.updated_at, row["updated_at"])
+    version = current + 1
+    yield Query(
+        "UPDATE mg_records SET status = 'removed', version = %s, updated_at = %s, "
+        "recorded_at = now() WHERE scope_id = %s AND id = %s",
+        (version, updated_at, ident.scope_id, row["id"]),
+        fetch="none",
+    )
+    yield from drop_tokens(ident.scope_id, str(row["id"]))
+    yield from audit(ctx, ident, "preference", key, "delete", state, None, version)
+    return Outcome(
+        "approved",
+        "DELETED",
+        str(row["id"]),
+        version,
+        "",
+        {"key": key, "previous_value": state["value"]},
+    )
+
+
+def lock_profile(scope: str) -> Op[None]:
+    """The advisory lock serialising profile patches of one user."""
+    yield from lock("profile", scope)
+
+
+def apply_patch_profile(
+    ctx: CommitContext, base_version: int | None, args: dict[str, Any]
+) -> Op[Outcome]:
+    """Patch semantics: only named fields change; ``None`` deletes; identical is unchanged."""
+    scope = ctx.owner.scope_id
+    yield from lock_profile(scope)
+    row = yield Query(
+        "SELECT fields, revision, updated_at FROM mg_profiles WHERE scope_id = %s FOR UPDATE",
+        (scope,),
+        fetch="one",
+    )
+    fields: dict[str, str] = dict(row["fields"]) if row else {}
+    current = int(row["revision"]) if row else 0
+    patch: dict[str, str | None] = args["patch"]
+    changed = sorted(k for k, v in patch.items() if fields.get(k) != v)
+    unchanged = sorted(k for k in patch if k not in changed)
+    details = {"changed": changed, "unchanged": unchanged}
+    if not changed:
+        return Outcome("approved", "UNCHANGED", None, current, "", details)
+    if base_version is not None and current != base_version:
+        return Outcome(
+            "conflicted",
+            None,
+            None,
+            current,
+            f"profile changed since revision {base_version} (now {current}): the newer value stays",
+            {**details, "reason": "version"},
+        )
+    new = dict(fields)
+    for k in changed:
+        if patch[k] is None:
+            new.pop(k, None)
+        else:
+            new[k] = patch[k]  # type: ignore[assignment]
+    version = current + 1
+    updated_at = (
+        ctx.updated_at
+        if row is None or row["updated_at"] is None
+        else max(ctx.updated_at, row["updated_at"])
+    )
+    yield Query(
+        "INSERT INTO mg_profiles (scope_id, fields, revision, updated_at) "
+        "VALUES (%s, %s, %s, %s) ON CONFLICT (scope_id) DO UPDATE SET fields = EXCLUDED.fields, "
+        "revision = EXCLUDED.revision, updated_at = EXCLUDED.updated_at, recorded_at = now()",
+        (scope, Jsonb(new), version, updated_at),
+        fetch="none",
+    )
+    user = ctx.owner.identity("user")
+    yield from audit(
+        ctx, user, "profile", None, "patch", {"fields": fields}, {"fields": new}, version
+    )
+    return Outcome("approved", "CREATED" if row is None else "UPDATED", None, version, "", details)
