@@ -36,6 +36,7 @@ __all__ = [
     "load_suite",
     "main",
     "pure_searcher",
+    "store_report",
     "summarize",
 ]
 
@@ -151,6 +152,47 @@ def evaluate(queries: Sequence[EvalQuery], search: Searcher, *, k: int = 10) -> 
     return report
 
 
+def store_report(
+    docs: Sequence[EvalDoc], queries: Sequence[EvalQuery], *, k: int, dsn: str | None
+) -> Report:
+    """Load the suite through the public store API and run every query with ``store.search``.
+
+    Each corpus becomes one owner (a fresh, run-unique user id). Without a DSN a throwaway
+    embedded server in a temporary directory is used, so the database is always fresh.
+
+    Args:
+        docs: All documents.
+        queries: All queries.
+        k: Cut-off for hit@k.
+        dsn: PostgreSQL DSN, or ``None`` for a temporary embedded server.
+
+    Returns:
+        The per-query report.
+    """
+    import tempfile
+    import uuid
+
+    from .. import MemoryStore, Owner
+
+    run = uuid.uuid4().hex[:8]
+    with tempfile.TemporaryDirectory(prefix="mg-eval-") as tmp:
+        with MemoryStore.from_dsn(dsn, data_dir=None if dsn else tmp) as store:
+            store.setup()
+            owners: dict[str, Owner] = {}
+            id_map: dict[tuple[str, str], str] = {}
+            for d in docs:
+                owner = owners.setdefault(d.corpus, Owner(f"eval-{run}-{d.corpus}"))
+                result = store.add(owner, "fact", d.text)
+                if result.record_id is not None:
+                    id_map.setdefault((d.corpus, result.record_id), d.id)
+
+            def search(corpus: str, query: str, limit: int) -> list[str]:
+                hits = store.search(owners[corpus], query[:2048], limit=min(limit, 100))
+                return [id_map.get((corpus, h.record.id), h.record.id) for h in hits]
+
+            return evaluate(queries, search, k=k)
+
+
 def _percentile(values: Sequence[float], pct: float) -> float:
     if not values:
         return 0.0
@@ -241,8 +283,6 @@ def main(argv: list[str]) -> int:
     if args.pure:
         report = evaluate(queries, pure_searcher(docs), k=args.k)
     else:
-        from ._recall_store import store_report
-
         report = store_report(docs, queries, k=args.k, dsn=args.dsn)
     summary = summarize(report)
     if args.json:
