@@ -173,6 +173,7 @@ def store_report(
     import uuid
 
     from .. import MemoryStore, Owner
+    from ..errors import ValidationError
 
     run = uuid.uuid4().hex[:8]
     with tempfile.TemporaryDirectory(prefix="mg-eval-") as tmp:
@@ -180,9 +181,14 @@ def store_report(
             store.setup()
             owners: dict[str, Owner] = {}
             id_map: dict[tuple[str, str], str] = {}
+            skipped = 0
             for d in docs:
                 owner = owners.setdefault(d.corpus, Owner(f"eval-{run}-{d.corpus}"))
-                result = store.add(owner, "fact", d.text)
+                try:
+                    result = store.add(owner, "fact", d.text)
+                except ValidationError:  # e.g. refused by the sensitive-data guard
+                    skipped += 1
+                    continue
                 if result.record_id is not None:
                     id_map.setdefault((d.corpus, result.record_id), d.id)
 
@@ -190,6 +196,8 @@ def store_report(
                 hits = store.search(owners[corpus], query[:2048], limit=min(limit, 100))
                 return [id_map.get((corpus, h.record.id), h.record.id) for h in hits]
 
+            if skipped:
+                print(f"note: {skipped} of {len(docs)} documents were refused by the store")
             return evaluate(queries, search, k=k)
 
 
