@@ -42,6 +42,7 @@ from . import _ops_proposals as P
 from . import _ops_reads as R
 from . import _ops_views as V
 from . import _ops_writes as W
+from . import _search as S
 from ._base import StoreBase, pool_kwargs
 from ._driver import Op, map_errors, run_async
 from ._ops_persona import (
@@ -460,7 +461,7 @@ class AsyncMemoryStore(StoreBase):
     ) -> str:
         """The framed ``<memory_source>`` recall block ("" when nothing fits)."""
         return await self._run(
-            R.snapshot_op(
+            S.snapshot_op(
                 owner,
                 task_step=task_step,
                 latest_input=latest_input,

@@ -18,7 +18,7 @@ from ..errors import ValidationError
 from ._base import StoreBase
 from ._driver import Op
 from ._ops_proposals import trusted_write_op
-from ._ops_reads import search_op
+from ._search import search_op
 
 __all__ = [
     "add",
