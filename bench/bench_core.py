@@ -53,7 +53,7 @@ def _throughput(worker: object, workers: int, seconds: float) -> float:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument("--dsn", default=None, help="server DSN (default $MEMORY_GRAPH_DSN or embedded)")
+    ap.add_argument("--dsn", default=None, help="server DSN (default: $MEMORY_GRAPH_DSN)")
     ap.add_argument("--n", type=int, default=300, help="samples per latency measure")
     ap.add_argument("--workers", type=int, default=8)
     ap.add_argument("--seconds", type=float, default=5.0, help="duration of each throughput run")

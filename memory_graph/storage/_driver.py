@@ -57,7 +57,9 @@ def map_errors() -> Any:
     except (pgerrors.SerializationFailure, pgerrors.DeadlockDetected) as exc:
         raise ConflictError(f"concurrent update detected, retry the operation: {exc}") from exc
     except pgerrors.UniqueViolation as exc:
-        raise ConflictError(f"a concurrent write created the same row: {exc.diag.message_primary}") from exc
+        raise ConflictError(
+            f"a concurrent write created the same row, retry: {exc.diag.message_primary}"
+        ) from exc
     except psycopg.OperationalError as exc:
         raise StorageUnavailableError(f"PostgreSQL is unavailable: {exc}") from exc
     except psycopg.InterfaceError as exc:
