@@ -24,6 +24,7 @@ __all__ = [
     "NoPendingReviewError",
     "UnknownThreadError",
     "alist_inbox",
+    "apending_review",
     "aresume_review",
     "decide_all",
     "list_inbox",
@@ -108,6 +109,16 @@ def pending_review(graph: Any, thread_id: str) -> tuple[str, ReviewRequest]:
         NoPendingReviewError: the thread has no (or more than one) pending review.
     """
     interrupt = _pending(graph.get_state(_config(thread_id)), thread_id)
+    return interrupt.id, interrupt.value
+
+
+async def apending_review(graph: Any, thread_id: str) -> tuple[str, ReviewRequest]:
+    """Async twin of :func:`pending_review` (required with ``AsyncPostgresSaver``).
+
+    ``AsyncPostgresSaver`` refuses synchronous reads from its own event loop, so a graph
+    compiled on it needs this twin there.
+    """
+    interrupt = _pending(await graph.aget_state(_config(thread_id)), thread_id)
     return interrupt.id, interrupt.value
 
 
