@@ -75,11 +75,25 @@ def test_fuzz_set_preference(fstore, pg_dsn, key, value, expires_at, updated_at,
 @SETTINGS
 @given(kind=st.sampled_from(["fact", "instruction", "preference", "memo", None]),
        content=texts, knowledge=jsonish, confidence=jsonish, expires_at=datetimes,
-       evidence=jsonish)
-def test_fuzz_add(fstore, pg_dsn, kind, content, knowledge, confidence, expires_at, evidence):
+       evidence=jsonish, key=jsonish, trust=jsonish, sensitivity=jsonish,
+       level=st.sampled_from(["user", "agent", "user_workspace", 3]))
+def test_fuzz_add(fstore, pg_dsn, kind, content, knowledge, confidence, expires_at, evidence,
+                  key, trust, sensitivity, level):
     attempt(fstore, pg_dsn, lambda: fstore.add(
         ALICE, kind, content, knowledge=knowledge, confidence=confidence,
-        expires_at=expires_at, evidence=evidence))
+        expires_at=expires_at, evidence=evidence, key=key, trust=trust,
+        sensitivity=sensitivity, level=level))
+
+
+@SETTINGS
+@given(record_id=jsonish, content=texts, base_version=jsonish, knowledge=jsonish)
+def test_fuzz_replace_remove(fstore, pg_dsn, record_id, content, base_version, knowledge):
+    rec = next(r for r in fstore.list_records(ALICE, include_inactive=True) if r.kind == "fact")
+    for rid in (record_id, rec.id):
+        attempt(fstore, pg_dsn, lambda rid=rid: fstore.replace(
+            ALICE, rid, content, base_version=base_version, knowledge=knowledge))
+        attempt(fstore, pg_dsn, lambda rid=rid: fstore.remove(
+            ALICE, rid, base_version=base_version))
 
 
 @SETTINGS

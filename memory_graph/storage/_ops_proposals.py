@@ -401,7 +401,7 @@ def trusted_write_op(
     level: IdentityLevel = "user",
     target_id: str | None = None,
     base_version: int | None = None,
-    evidence: dict[str, Any] | None = None,
+    evidence: Any = None,
     clock: Clock,
     limits: Limits,
 ) -> Op[CommitResult]:

@@ -173,7 +173,7 @@ def add(
             "add",
             args,
             level=level,
-            evidence=dict(evidence or {}),
+            evidence=evidence,
             clock=store.clock,
             limits=store.limits,
         )
