@@ -169,4 +169,64 @@ MIGRATIONS: list[str] = [
     ALTER TABLE mg_audit ADD COLUMN IF NOT EXISTS workspace_key text NOT NULL DEFAULT '';
     CREATE INDEX IF NOT EXISTS mg_audit_target ON mg_audit (scope_id, target_id);
     """,
+    # v5: recall postings. mg_record_tokens rows copied with the record's identity and filter
+    # columns, so that search scores and counts document frequencies with an index-only scan
+    # over the owner's visible identities only (other users' and identities' rows are never
+    # read). Kept in step with mg_record_tokens by statement triggers, in the same transaction
+    # as every token write (record writes and the tokenizer rebuild alike). Plus a covering
+    # partial index for the pool size and one for kind-filtered reads (standing guidance).
+    """
+    CREATE TABLE IF NOT EXISTS mg_postings (
+        scope_id text NOT NULL,
+        token text NOT NULL,
+        agent_key text NOT NULL,
+        workspace_key text NOT NULL,
+        record_id uuid NOT NULL,
+        sensitivity text NOT NULL,
+        kind text NOT NULL,
+        trust text NOT NULL,
+        expires_at timestamptz,
+        PRIMARY KEY (scope_id, token, agent_key, workspace_key, record_id)
+            INCLUDE (sensitivity, kind, trust, expires_at)
+    );
+    CREATE INDEX IF NOT EXISTS mg_postings_record ON mg_postings (scope_id, record_id);
+    CREATE OR REPLACE FUNCTION mg_postings_add() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        INSERT INTO mg_postings (scope_id, token, agent_key, workspace_key, record_id,
+                                 sensitivity, kind, trust, expires_at)
+        SELECT n.scope_id, n.token, r.agent_key, r.workspace_key, n.record_id,
+               r.sensitivity, r.kind, r.trust, r.expires_at
+        FROM mg_new_tokens n JOIN mg_records r ON r.scope_id = n.scope_id AND r.id = n.record_id
+        ON CONFLICT (scope_id, token, agent_key, workspace_key, record_id) DO UPDATE
+        SET sensitivity = EXCLUDED.sensitivity, kind = EXCLUDED.kind,
+            trust = EXCLUDED.trust, expires_at = EXCLUDED.expires_at;
+        RETURN NULL;
+    END $$;
+    CREATE OR REPLACE FUNCTION mg_postings_drop() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        DELETE FROM mg_postings p USING mg_old_tokens o
+        WHERE p.scope_id = o.scope_id AND p.token = o.token AND p.record_id = o.record_id;
+        RETURN NULL;
+    END $$;
+    DROP TRIGGER IF EXISTS mg_record_tokens_add ON mg_record_tokens;
+    CREATE TRIGGER mg_record_tokens_add AFTER INSERT ON mg_record_tokens
+        REFERENCING NEW TABLE AS mg_new_tokens
+        FOR EACH STATEMENT EXECUTE FUNCTION mg_postings_add();
+    DROP TRIGGER IF EXISTS mg_record_tokens_drop ON mg_record_tokens;
+    CREATE TRIGGER mg_record_tokens_drop AFTER DELETE ON mg_record_tokens
+        REFERENCING OLD TABLE AS mg_old_tokens
+        FOR EACH STATEMENT EXECUTE FUNCTION mg_postings_drop();
+    INSERT INTO mg_postings (scope_id, token, agent_key, workspace_key, record_id,
+                             sensitivity, kind, trust, expires_at)
+    SELECT t.scope_id, t.token, r.agent_key, r.workspace_key, t.record_id,
+           r.sensitivity, r.kind, r.trust, r.expires_at
+    FROM mg_record_tokens t JOIN mg_records r ON r.scope_id = t.scope_id AND r.id = t.record_id
+    ON CONFLICT DO NOTHING;
+    CREATE INDEX IF NOT EXISTS mg_records_pool
+        ON mg_records (scope_id, agent_key, workspace_key, sensitivity) INCLUDE (expires_at)
+        WHERE status = 'active';
+    CREATE INDEX IF NOT EXISTS mg_records_kind
+        ON mg_records (scope_id, agent_key, workspace_key, kind, trust, confidence DESC, id)
+        WHERE status = 'active';
+    """,
 ]
