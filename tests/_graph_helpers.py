@@ -125,26 +125,36 @@ class Harness:
 
 @contextmanager
 def harness_on(
-    dsn: str, flavour: str, model: Any = None, **kwargs: Any
+    dsn: str, flavour: str, model: Any = None, *, clock: Any = None, **kwargs: Any
 ) -> Iterator[Harness]:
-    """A :class:`Harness` of ``flavour`` (``sync`` | ``async``) on a fresh, set-up store."""
+    """A :class:`Harness` of ``flavour`` (``sync`` | ``async``) on a fresh, set-up store.
+
+    Args:
+        dsn: the test database.
+        flavour: ``sync`` or ``async``.
+        model: the chat model (default :class:`~nodes.OfflineChatModel`).
+        clock: the store's clock (default: the system clock).
+        **kwargs: ``create_memory_agent`` options.
+    """
+    model = model or OfflineChatModel()
     if flavour == "sync":
-        with agent_on(dsn, model, **kwargs) as (agent, store):
-            yield Harness("sync", None, agent, store, agent.checkpointer)
+        with MemoryStore.from_dsn(dsn, clock=clock) as store:
+            store.setup()
+            with open_checkpointer(store) as saver:
+                agent = create_memory_agent(model, store, checkpointer=saver, **kwargs)
+                yield Harness("sync", None, agent, store, saver)
         return
     from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 
     loop = asyncio.new_event_loop()
-    inner = loop.run_until_complete(AsyncMemoryStore.open(dsn))
+    inner = loop.run_until_complete(AsyncMemoryStore.open(dsn, clock=clock))
     try:
         loop.run_until_complete(inner.setup())
         saver_cm = AsyncPostgresSaver.from_conn_string(dsn)
         saver = loop.run_until_complete(saver_cm.__aenter__())
         try:
             loop.run_until_complete(saver.setup())
-            agent = create_memory_agent(
-                model or OfflineChatModel(), inner, checkpointer=saver, **kwargs
-            )
+            agent = create_memory_agent(model, inner, checkpointer=saver, **kwargs)
             yield Harness("async", loop, agent, AsyncAdapter(loop, inner), saver)
         finally:
             loop.run_until_complete(saver_cm.__aexit__(None, None, None))

@@ -2,36 +2,47 @@
 
 from __future__ import annotations
 
-from _graph_helpers import ALICE, CTX, agent_on, cfg, turn
-from langchain_core.tools import tool
+from typing import Any
 
-from memory_graph import MemoryStore
+from _graph_helpers import ALICE, CTX, FLAVOURS, cfg, harness_on, turn
+from langchain_core.tools import BaseTool, StructuredTool
+
 from memory_graph.testing import FakeToolCallingChatModel, tool_call_message
 
 
-def test_recall_sees_a_removal_at_the_next_step(pg_dsn: str) -> None:
-    with MemoryStore.from_dsn(pg_dsn) as setup_store:
-        setup_store.setup()
-        added = setup_store.add(ALICE, "fact", "Alice keeps bees on her balcony")
-    assert added.record_id is not None
-    record_id = added.record_id
+def _forget_tool(h: Any, record_id: str) -> BaseTool:
+    """A trusted app tool that removes one memory directly (sync or async, like the store)."""
+    store = h.real_store()
 
-    with agent_on(pg_dsn, model=FakeToolCallingChatModel(messages=iter([]))) as (_a, store):
+    def forget_bees() -> str:
+        record = store.get_record(ALICE, record_id)
+        store.remove(ALICE, record_id, base_version=record.version)
+        return "removed"
 
-        @tool
-        def forget_bees() -> str:
-            """Remove the bees memory (a trusted app tool, for the test)."""
-            record = store.get_record(ALICE, record_id)
-            store.remove(ALICE, record_id, base_version=record.version)
-            return "removed"
+    async def aforget_bees() -> str:
+        record = await store.get_record(ALICE, record_id)
+        await store.remove(ALICE, record_id, base_version=record.version)
+        return "removed"
 
+    if h.is_async:
+        return StructuredTool.from_function(
+            coroutine=aforget_bees, name="forget_bees", description="Remove the bees memory."
+        )
+    return StructuredTool.from_function(
+        func=forget_bees, name="forget_bees", description="Remove the bees memory."
+    )
+
+
+@FLAVOURS
+def test_recall_sees_a_removal_at_the_next_step(pg_dsn: str, flavour: str) -> None:
+    with harness_on(pg_dsn, flavour) as base:
+        added = base.store.add(ALICE, "fact", "Alice keeps bees on her balcony")
+        assert added.record_id is not None
         model = FakeToolCallingChatModel.from_tool_calls(
             [tool_call_message("forget_bees", {}), "Done."]
         )
-        from nodes import create_memory_agent
-
-        agent = create_memory_agent(model, store, checkpointer=_a.checkpointer, tools=[forget_bees])
-        out = agent.invoke(turn("Tell me about my bees"), cfg("r1"), context=CTX)
+        h = base.rebuild(model, tools=[_forget_tool(base, added.record_id)])
+        out = h.invoke(turn("Tell me about my bees"), cfg("r1"), context=CTX)
         prompts = [
             "\n".join(str(m.content) for m in msgs if m.type == "system") for msgs in model.received
         ]

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from _graph_helpers import ALICE, CTX, TURN_1, agent_on, cfg, turn
+import asyncio
+
+from _graph_helpers import ALICE, CTX, FLAVOURS, TURN_1, cfg, harness_on, turn
 from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 
-from memory_graph import MemoryStore
-from nodes import create_extract_memories, decide_all, pending_review, resume_review
+from memory_graph import AsyncMemoryStore, MemoryStore
+from nodes import create_extract_memories, decide_all
 
 
 def test_extract_node_rerun_creates_no_second_proposal(pg_dsn: str) -> None:
@@ -24,18 +26,40 @@ def test_extract_node_rerun_creates_no_second_proposal(pg_dsn: str) -> None:
         assert len(store.list_pending(ALICE)) == 2
 
 
-def test_review_replay_returns_stored_results_without_writing(pg_dsn: str) -> None:
-    with agent_on(pg_dsn) as (agent, store):
-        agent.invoke(turn(TURN_1), cfg("s1"), context=CTX)
-        _, request = pending_review(agent, "s1")
-        state = resume_review(agent, owner=ALICE, thread_id="s1", decisions=decide_all(request))
-        audit = len(store.audit_log(ALICE))
+def test_async_extract_node_rerun_creates_no_second_proposal(pg_dsn: str) -> None:
+    async def main() -> None:
+        store = await AsyncMemoryStore.open(pg_dsn)
+        try:
+            await store.setup()
+            node = create_extract_memories(store)
+            assert asyncio.iscoroutinefunction(node)
+            state = {"messages": [HumanMessage(TURN_1, id="m1")]}
+            config = {"configurable": {"thread_id": "t1"}}
+            first = await node(state, Runtime(context=CTX), config)
+            second = await node(state, Runtime(context=CTX), config)
+            assert [p["id"] for p in first["pending_proposals"]] == [
+                p["id"] for p in second["pending_proposals"]
+            ]
+            assert len(await store.list_pending(ALICE)) == 2
+        finally:
+            await store.close()
+
+    asyncio.run(main())
+
+
+@FLAVOURS
+def test_review_replay_returns_stored_results_without_writing(pg_dsn: str, flavour: str) -> None:
+    with harness_on(pg_dsn, flavour) as h:
+        h.invoke(turn(TURN_1), cfg("s1"), context=CTX)
+        _, request = h.pending_review("s1")
+        state = h.resume_review(owner=ALICE, thread_id="s1", decisions=decide_all(request))
+        audit = len(h.store.audit_log(ALICE))
         # Re-run the review node's commit: deciding the same proposals again replays.
         for result in state["commit_results"]:
-            again = store.decide(ALICE, result["proposal_id"], "approve")
+            again = h.store.decide(ALICE, result["proposal_id"], "approve")
             assert again.status == "approved"
-        assert len(store.audit_log(ALICE)) == audit
+        assert len(h.store.audit_log(ALICE)) == audit
         # A repeated turn with the same words plans nothing new (values are stored).
-        out = agent.invoke(turn(TURN_1), cfg("s2"), context=CTX)
+        out = h.invoke(turn(TURN_1), cfg("s2"), context=CTX)
         assert "__interrupt__" not in out
         assert out["extraction"]["proposed"] == 0

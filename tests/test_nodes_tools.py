@@ -6,12 +6,12 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from _graph_helpers import ALICE, CTX, agent_on, cfg, turn
+from _graph_helpers import ALICE, CTX, FLAVOURS, cfg, harness_on, turn
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from memory_graph import MemoryStore
 from memory_graph.testing import FakeToolCallingChatModel, tool_call_message
-from nodes import TOOL_NAMES, create_memory_tools, pending_review
+from nodes import TOOL_NAMES, create_memory_tools, decide_all
 
 FORBIDDEN = {
     "principal",
@@ -56,10 +56,8 @@ def test_tool_schemas_expose_no_identity_trust_or_provenance(store: MemoryStore)
     assert _properties(schemas["update_user_profile"]) == set(store.limits.profile_fields)
 
 
-def test_tools_only_propose_and_frame_their_output(pg_dsn: str) -> None:
-    with MemoryStore.from_dsn(pg_dsn) as s:
-        s.setup()
-        s.add(ALICE, "fact", "Alice's <b>favourite</b> tea is oolong")
+@FLAVOURS
+def test_tools_only_propose_and_frame_their_output(pg_dsn: str, flavour: str) -> None:
     model = FakeToolCallingChatModel.from_tool_calls(
         [
             tool_call_message("memory_search", {"query": "tea"}),
@@ -71,20 +69,70 @@ def test_tools_only_propose_and_frame_their_output(pg_dsn: str) -> None:
             "ok",
         ]
     )
-    with agent_on(pg_dsn, model=model) as (agent, store):
-        out = agent.invoke(turn("What tea do I like?"), cfg("t1"), context=CTX)
+    with harness_on(pg_dsn, flavour) as base:
+        base.store.add(ALICE, "fact", "Alice's <b>favourite</b> tea is oolong")
+        h = base.rebuild(model)
+        out = h.invoke(turn("What tea do I like?"), cfg("t1"), context=CTX)
         tool_outputs = [m.content for m in out["messages"] if m.type == "tool"]
         assert tool_outputs[0].startswith("<memory_source>")
         assert "&lt;b&gt;favourite&lt;/b&gt;" in tool_outputs[0]
         assert "<b>" not in tool_outputs[0]
         assert "scope" in tool_outputs[1]  # an extra argument is refused
         assert "Nothing is saved until the user approves it" in tool_outputs[2]
-        assert store.get_preferences(ALICE) == []  # proposals only
-        assert store.get_profile(ALICE).fields == {}
-        _, request = pending_review(agent, "t1")
+        assert h.store.get_preferences(ALICE) == []  # proposals only
+        assert h.store.get_profile(ALICE).fields == {}
+        _, request = h.pending_review("t1")
         ops = sorted(r["operation"] for r in request["action_requests"])
         assert ops == ["patch_profile", "set_preference"]
         patch = next(r for r in request["action_requests"] if r["operation"] == "patch_profile")
         assert patch["args"] == {"patch": {"timezone": "Europe/Paris"}}
         pref = next(r for r in request["action_requests"] if r["operation"] == "set_preference")
         assert pref["evidence"]["source_event_id"].startswith("call_")  # the harness's id
+        state = h.resume_review(owner=ALICE, thread_id="t1", decisions=decide_all(request))
+        assert [r["status"] for r in state["commit_results"]] == ["approved", "approved"]
+        assert h.store.get_profile(ALICE).fields == {"timezone": "Europe/Paris"}
+
+
+BAD_CALLS: list[tuple[str, dict[str, Any]]] = [
+    ("memory_search", {}),
+    ("memory_search", {"query": 5}),
+    ("memory_search", {"query": "x", "limit": 0}),
+    ("memory_search", {"query": "x", "limit": "many"}),
+    ("memory_search", {"query": "x", "kinds": ["secret"]}),
+    ("memory_search", {"query": "x" * 5000}),
+    ("memory_search_confirmed", {"query": None}),
+    ("memory_manage", {"action": "drop"}),
+    ("memory_manage", {"action": "add"}),
+    ("memory_manage", {"action": "replace", "content": "x"}),
+    ("memory_manage", {"action": "replace", "record_id": "nope", "content": "x"}),
+    ("memory_manage", {"action": "remove", "record_id": "nope"}),
+    ("memory_manage", {"action": "add", "content": "x" * 100_000}),
+    ("memory_manage", {"action": "add", "content": ""}),
+    ("save_user_preference", {"key": "", "value": "x"}),
+    ("save_user_preference", {"key": "k", "value": "v", "expires_at": "garbage"}),
+    ("save_user_preference", {"key": "k", "value": "v", "expires_at": "1999-01-01T00:00:00Z"}),
+    ("save_user_preference", {"key": "a b\n<x>", "value": "v"}),
+    ("save_user_preference", {"key": "k", "value": {"nested": [1]}}),
+    ("update_user_profile", {}),
+    ("update_user_profile", {"password": "hunter2"}),
+    ("update_user_profile", {"timezone": 3}),
+    ("update_user_profile", {"timezone": "x" * 100_000}),
+    ("nonexistent_tool", {"x": 1}),
+]
+
+
+@FLAVOURS
+def test_bad_tool_arguments_become_error_messages(pg_dsn: str, flavour: str) -> None:
+    model = FakeToolCallingChatModel.from_tool_calls(
+        [*(tool_call_message(name, args) for name, args in BAD_CALLS), "ok"]
+    )
+    with harness_on(pg_dsn, flavour) as base:
+        h = base.rebuild(model)
+        out = h.invoke(turn("Do things"), cfg("t1"), context=CTX)
+        tool_outputs = [str(m.content) for m in out["messages"] if m.type == "tool"]
+        assert len(tool_outputs) == len(BAD_CALLS)
+        for (name, args), text in zip(BAD_CALLS, tool_outputs, strict=True):
+            assert "Traceback" not in text, (name, args, text)
+            assert "rror" in text or "No matching" in text, (name, args, text)
+        assert h.store.list_pending(ALICE) == []
+        assert out["messages"][-1].content == "ok"
