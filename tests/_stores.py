@@ -1,7 +1,6 @@
 """Store fixtures shared by the store suites: one test body covers the sync and async twins.
 
-Import the fixtures into a test module with
-``from _stores import clock, make_store, store  # noqa: F401``.
+The fixtures are registered for every test module in ``conftest.py`` (``pytest_plugins``).
 
 The ``store`` fixture is parametrised over ``sync`` and ``async``. The async variant wraps an
 :class:`AsyncMemoryStore` in :class:`AsyncAdapter`, which runs each coroutine to completion

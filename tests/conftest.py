@@ -16,6 +16,9 @@ import psycopg
 import pytest
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
+# Store fixtures (store, make_store, clock) shared by the store suites.
+pytest_plugins = ["_stores"]
+
 os.environ.setdefault("XDG_RUNTIME_DIR", tempfile.mkdtemp(prefix="mg-runtime-"))
 
 

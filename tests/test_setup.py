@@ -1,4 +1,3 @@
-# ruff: noqa: F811  (pytest fixtures imported from _stores are redefined as arguments)
 """setup(): migrations run once, twice is a no-op; DSN resolution; configuration errors."""
 
 from __future__ import annotations
@@ -7,7 +6,6 @@ import asyncio
 
 import psycopg
 import pytest
-from _stores import clock, make_store, store  # noqa: F401
 from psycopg_pool import ConnectionPool
 
 from memory_graph import (

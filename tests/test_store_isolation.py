@@ -1,4 +1,3 @@
-# ruff: noqa: F811  (pytest fixtures imported from _stores are redefined as arguments)
 """Isolation: a randomised population of users, workspaces and agents; nothing leaks through
 any API (reads, search, projections, export, audit, inbox, and every by-id call)."""
 
@@ -8,7 +7,6 @@ import json
 import random
 
 import pytest
-from _stores import clock, make_store, store  # noqa: F401
 
 from memory_graph import NotFoundError, Owner
 

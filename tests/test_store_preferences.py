@@ -1,4 +1,3 @@
-# ruff: noqa: F811  (pytest fixtures imported from _stores are redefined as arguments)
 """Keyed preferences: seed semantics, stale writes, deletes, expiry, precedence (DESIGN §3)."""
 
 from __future__ import annotations
@@ -6,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 import pytest
-from _stores import T0, clock, db_state, make_store, store  # noqa: F401
+from _stores import T0, db_state
 
 from memory_graph import (
     LimitExceededError,

@@ -1,4 +1,3 @@
-# ruff: noqa: F811  (pytest fixtures imported from _stores are redefined as arguments)
 """Profile patch semantics (DESIGN §3), on both store twins."""
 
 from __future__ import annotations
@@ -6,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 
 import pytest
-from _stores import clock, db_state, make_store, store  # noqa: F401
+from _stores import db_state
 
 from memory_graph import LimitExceededError, Limits, Owner, UnknownFieldError, ValidationError
 

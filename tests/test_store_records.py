@@ -1,4 +1,3 @@
-# ruff: noqa: F811  (pytest fixtures imported from _stores are redefined as arguments)
 """Records: content hash, duplicates, limits, capacity, compare-and-set, expiry, token index."""
 
 from __future__ import annotations
@@ -7,7 +6,7 @@ from datetime import datetime, timedelta
 
 import psycopg
 import pytest
-from _stores import T0, clock, db_state, make_store, store  # noqa: F401
+from _stores import T0, db_state
 
 from memory_graph import (
     LimitExceededError,
