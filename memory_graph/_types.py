@@ -237,6 +237,8 @@ class Proposal:
     decided_at: datetime | None = None
     result: dict[str, Any] | None = None
     actor: str | None = None
+    thread_id: str | None = None
+    """The graph thread the proposal belongs to (``thread_id=`` or ``evidence.thread_id``)."""
 
 
 @dataclass(frozen=True)

@@ -199,6 +199,10 @@ def test_inbox_thread_filter_and_not_found(store):
     a = store.propose(ALICE, "add", ADD, thread_id="t1")
     store.propose(ALICE, "add", {"kind": "fact", "content": "other"}, thread_id="t2")
     assert [p.id for p in store.list_pending(ALICE, thread_id="t1")] == [a.id]
+    assert a.thread_id == "t1" and store.get_proposal(ALICE, a.id).thread_id == "t1"
+    b = store.propose(ALICE, "add", {"kind": "fact", "content": "third"},
+                      evidence={"thread_id": "t3"})
+    assert b.thread_id == "t3"
     for pid in ["0" * 32, "nope"]:
         with pytest.raises(NotFoundError):
             store.get_proposal(ALICE, pid)

@@ -187,6 +187,7 @@ def proposal_from_row(row: Mapping[str, Any]) -> Proposal:
         decided_at=row["decided_at"],
         result=row["result"],
         actor=row["actor"],
+        thread_id=row.get("thread_id"),
     )
 
 
