@@ -3,8 +3,10 @@
 Both graphs run on ``PostgresSaver`` (durability ``sync``) in the same process and database:
 
 * baseline: ``START -> agent -> END`` with the offline chat model;
-* memory:   the prebuilt agent (load_user_context -> recall -> agent -> extract_memories
-  -> review_memories), with a turn that proposes nothing (no interrupt).
+* memory:   the prebuilt agent (load_user_context + recall + extract_memories in one
+  superstep -> agent -> review_memories only when something is pending), with a turn that
+  proposes nothing (no interrupt). Every turn really loads the context, recalls against 50
+  stored records and runs extraction over the new human message.
 
 Usage::
 

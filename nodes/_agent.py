@@ -3,13 +3,22 @@
 ``build_memory_graph`` returns the uncompiled ``StateGraph`` (for ``langgraph dev`` and for
 adding nodes); ``create_memory_agent`` compiles it. The graph runs::
 
-    START -+-> load_user_context -+-> agent -+-> extract_memories -> review_memories -> END
-           +-> recall ------------+     |    |                 (only with proposals)
-                 ^                      |    |
-                 +------ tools <--------+    (while the model calls tools)
+    START -+-> load_user_context -+
+           +-> recall ------------+-> agent -+-> review_memories -> END  (proposals pending)
+           +-> extract_memories --+    |     +-> END                     (nothing to review)
+                  ^                    |     +-> collect_proposals -> review_memories | END
+                  recall <- tools <----+          (after a turn that ran tools)
 
 Recall runs before every model step, so a removal or an expiry made by a tool or another
 session takes effect at the next step.
+
+Extraction reads only the human messages of the turn, which are all there before the model
+answers, so it runs in the first superstep next to the context load and the first recall
+instead of in a superstep of its own after the model: a turn without tools and without
+proposals is three checkpoints (input, memory, model), not five. A turn whose model ran
+tools gets one ``collect_proposals`` step (the extraction node again, which finds no new
+human message and only gathers the thread's pending proposals, e.g. the tools' own), so
+the review batch is in the checkpointed state before the interrupt.
 
 Durability: LangGraph 1.2 takes ``durability`` at invoke time, not in ``compile()``. The
 compiled agent binds ``durability="sync"`` into its config (the ``__pregel_durability``
@@ -58,15 +67,27 @@ AGENT_CONFIG: dict[str, Any] = {
 """Config bound into the compiled agent: sync durability and strict resume."""
 
 
+def _ran_tools(messages: Sequence[AnyMessage]) -> bool:
+    """Whether a tool ran since the newest human message (this turn)."""
+    for message in reversed(messages):
+        if message.type == "human":
+            return False
+        if message.type == "tool":
+            return True
+    return False
+
+
 def _route_after_model(state: Mapping[str, Any]) -> str:
     messages: Sequence[AnyMessage] = state.get("messages") or []
     last = messages[-1] if messages else None
     if last is not None and getattr(last, "tool_calls", None):
         return "tools"
-    return "extract_memories"
+    if _ran_tools(messages):
+        return "collect_proposals"
+    return _route_to_review(state)
 
 
-def _route_after_extract(state: Mapping[str, Any]) -> str:
+def _route_to_review(state: Mapping[str, Any]) -> str:
     return "review_memories" if state.get("pending_proposals") else END
 
 
@@ -144,22 +165,24 @@ def build_memory_graph(
     )
     builder.add_node("extract_memories", create_extract_memories(store, extractor=extractor))
     builder.add_node("review_memories", create_review_memories(store, policy=policy))
-    # Entry context and the first recall are independent: they run in one superstep
-    # (one checkpoint), and the model starts once both are done.
-    builder.add_edge(START, "load_user_context")
-    builder.add_edge(START, "recall")
-    builder.add_edge("load_user_context", "agent")
-    builder.add_edge("recall", "agent")
+    # Context, the first recall and extraction are independent: one superstep (one
+    # checkpoint), and the model starts once all three are done.
+    for first in ("load_user_context", "recall", "extract_memories"):
+        builder.add_edge(START, first)
+        builder.add_edge(first, "agent")
     if all_tools:
         builder.add_node("tools", ToolNode(all_tools))
-        builder.add_conditional_edges("agent", _route_after_model, ["tools", "extract_memories"])
+        builder.add_node("collect_proposals", create_extract_memories(store, extractor=extractor))
+        builder.add_conditional_edges(
+            "agent", _route_after_model, ["tools", "collect_proposals", "review_memories", END]
+        )
         builder.add_edge("tools", "recall")
+        builder.add_conditional_edges(
+            "collect_proposals", _route_to_review, ["review_memories", END]
+        )
     else:
-        builder.add_edge("agent", "extract_memories")
-    # A turn that leaves nothing to review skips the review superstep.
-    builder.add_conditional_edges(
-        "extract_memories", _route_after_extract, ["review_memories", END]
-    )
+        # A turn that leaves nothing to review skips the review superstep.
+        builder.add_conditional_edges("agent", _route_to_review, ["review_memories", END])
     builder.add_edge("review_memories", END)
     return builder
 

@@ -184,7 +184,8 @@ def create_extract_memories(store: AnyStore, *, extractor: Any = None) -> Node:
     proposal per planned write with the planned idempotency key, so a re-run creates
     nothing new. Then it collects every pending proposal of this thread (including those
     made by the memory tools) into ``pending_proposals`` for the review node. Blocked
-    candidates are counted, never kept.
+    candidates are counted, never kept. Without new human messages it only collects, and
+    leaves the previous ``extraction`` report in place.
 
     Args:
         store: a ``MemoryStore`` or ``AsyncMemoryStore``.
@@ -271,6 +272,9 @@ def create_extract_memories(store: AnyStore, *, extractor: Any = None) -> Node:
             listed = yield Call("list_pending", (owner,), {"thread_id": thread_id})
             seen = {p["id"] for p in pending}
             pending += [proposal_to_json(p) for p in listed if p.id not in seen]
+        if not humans:
+            # Nothing was extracted: keep the turn's report (this is the post-tools collect).
+            return {"pending_proposals": pending, "commit_results": []}
         return {"pending_proposals": pending, "commit_results": [], "extraction": report}
 
     return _make_node(store, "extract_memories", body)

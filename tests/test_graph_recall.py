@@ -50,3 +50,42 @@ def test_recall_sees_a_removal_at_the_next_step(pg_dsn: str, flavour: str) -> No
         assert "keeps bees" in prompts[0]
         assert "keeps bees" not in prompts[1]
         assert "keeps bees" not in out["recalled"]
+
+
+@FLAVOURS
+def test_a_plain_turn_is_one_memory_superstep_and_one_model_step(pg_dsn: str, flavour: str) -> None:
+    with harness_on(pg_dsn, flavour) as h:
+        chunks = h.stream(
+            turn("What should I cook?"), cfg("p1"), context=CTX, stream_mode="updates"
+        )
+        names = [name for chunk in chunks for name in chunk]
+        assert sorted(names[:3]) == ["extract_memories", "load_user_context", "recall"]
+        assert names[3:] == ["agent"]
+        # Checkpoints: input (-1), START (0), memory (1), model (2); the bare agent-only
+        # graph stops at step 1, so memory costs one superstep.
+        assert h.get_state(cfg("p1")).metadata["step"] == 2
+        values = h.get_state(cfg("p1")).values
+        assert values["extraction"]["messages"] == 1
+        assert "user_context" in values and "recalled" in values
+
+
+@FLAVOURS
+def test_a_tool_turn_collects_the_tools_proposals_and_keeps_the_report(
+    pg_dsn: str, flavour: str
+) -> None:
+    model = FakeToolCallingChatModel.from_tool_calls(
+        [tool_call_message("save_user_preference", {"key": "units", "value": "metric"}), "ok"]
+    )
+    with harness_on(pg_dsn, flavour) as base:
+        h = base.rebuild(model)
+        chunks = h.stream(turn("Call me Ada."), cfg("p1"), context=CTX, stream_mode="updates")
+        order = [name for chunk in chunks for name in sorted(chunk)]
+        assert order.index("collect_proposals") > order.index("tools")
+        assert order[-1] == "__interrupt__"
+        values = h.get_state(cfg("p1")).values
+        assert values["extraction"]["proposed"] == 1  # the extraction's report survives
+        _, request = h.pending_review("p1")
+        assert sorted(r["operation"] for r in request["action_requests"]) == [
+            "patch_profile",
+            "set_preference",
+        ]
