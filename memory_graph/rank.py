@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -185,6 +185,9 @@ class Document:
     """Identity precedence, 0 highest."""
     dedup_key: str | None = None
     sensitive: bool = False
+    cache_key: str | None = None
+    """When set, the document's term statistics are cached under it (it must change whenever
+    the tokens do, e.g. ``scope|id|version|hash``)."""
 
 
 @dataclass(frozen=True)
@@ -262,6 +265,11 @@ def corpus_stats(
     df: Counter[str] = Counter()
     total = 0
     for doc in docs:
+        if doc.cache_key is not None:
+            prepared = _prepare(doc, params, need_pairs=False, need_text=False)
+            total += prepared.dl
+            df.update(prepared.counts.keys())
+            continue
         terms = _terms(doc.tokens, params)
         total += len(terms)
         df.update(set(terms))
@@ -327,15 +335,36 @@ class _Prepared:
     norm_text: str | None
 
 
+_PREPARED: OrderedDict[tuple[str, bool], _Prepared] = OrderedDict()
+_PREPARED_SIZE = 50_000
+
+
+def _phrase_text(tokens: Sequence[str]) -> str:
+    """:func:`_normalise_text` of a text, from its tokens (CJK pairs left out)."""
+    return " ".join(t for t in tokens if not (len(t) == 2 and is_cjk(t[0])))
+
+
 def _prepare(doc: Document, params: RankParams, *, need_pairs: bool, need_text: bool) -> _Prepared:
+    if doc.cache_key is not None:
+        ck = (doc.cache_key, params.stem)
+        hit = _PREPARED.get(ck)
+        if hit is not None:
+            _PREPARED.move_to_end(ck)
+            return _Prepared(doc, hit.counts, hit.dl, hit.adjacent, hit.norm_text)
+        need_pairs = need_text = True
     terms = _terms(doc.tokens, params)
-    return _Prepared(
+    prepared = _Prepared(
         doc=doc,
         counts=Counter(terms),
         dl=len(terms),
         adjacent=set(zip(terms, terms[1:], strict=False)) if need_pairs else None,
-        norm_text=_normalise_text(doc.text) if need_text and doc.text else None,
+        norm_text=(_phrase_text(doc.tokens) or None) if need_text and doc.text else None,
     )
+    if doc.cache_key is not None:
+        _PREPARED[(doc.cache_key, params.stem)] = prepared
+        if len(_PREPARED) > _PREPARED_SIZE:
+            _PREPARED.popitem(last=False)
+    return prepared
 
 
 def _score_all(

@@ -96,3 +96,42 @@ def test_snapshot_frames_and_escapes(sync_store: Any) -> None:
     assert block.startswith("<memory_source>\n") and block.endswith("</memory_source>")
     assert block.count("</memory_source>") == 1
     assert "{" not in block and "<tool>" not in block
+
+
+def test_scores_ignore_other_users_and_identities(sync_store: Any) -> None:
+    sync_store.add(ALICE, "fact", "The user plays the violin")
+    sync_store.add(ALICE, "fact", "The user likes tea")
+    before = [(h.record.id, h.score) for h in search(sync_store, ALICE, "violin tea")]
+    for i in range(5):
+        sync_store.add(BOB, "fact", f"violin number {i}")
+        other_agent = Owner("alice", agent="other", workspace="/w")
+        for level in ("agent", "user_workspace", "agent_workspace"):
+            sync_store.add(other_agent, "fact", f"violin, {level} level {i}", level=level)
+    after = [(h.record.id, h.score) for h in search(sync_store, ALICE, "violin tea")]
+    assert after == before
+
+
+def test_inflections_match_and_postings_follow_writes(sync_store: Any) -> None:
+    rec = sync_store.add(ALICE, "fact", "Caroline painted a sunset").record_id
+    assert [h.record.id for h in search(sync_store, ALICE, "painting")] == [rec]
+    assert "painted" in _search.term_variants("painting")
+    sync_store.replace(ALICE, rec, "Caroline swims daily", base_version=1)
+    assert search(sync_store, ALICE, "painting") == []
+    assert [h.record.id for h in search(sync_store, ALICE, "swimming")] == [rec]
+    sync_store.remove(ALICE, rec, base_version=2)
+    assert search(sync_store, ALICE, "swimming") == []
+
+
+def test_candidate_sql_uses_the_owner_postings_only() -> None:
+    plan = _search.LexicalPlan("what did Caroline paint?")
+    assert "caroline" in plan.tokens and "what" not in plan.tokens
+    sql, params = _search.build_candidate_query(
+        ALICE,
+        plan,
+        kinds=["fact"],
+        trusts=["user-confirmed"],
+        sensitivities=["private"],
+        as_of=T0,
+    )
+    assert "mg_postings p" in sql and "p.scope_id = %s" in sql
+    assert params[0] == ALICE.scope_id and params.count(BOB.scope_id) == 0

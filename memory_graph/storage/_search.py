@@ -1,12 +1,15 @@
 """Recall in PostgreSQL: SQL builders (no I/O), ranking of fetched rows, and the search and
 snapshot ops that the sync and async stores drive.
 
-Candidates are the owner's visible, active, unexpired rows that pass the filters and share at
-least one query token (looked up in ``mg_record_tokens`` by ``(scope_id, token)``, so other
-users' rows are never touched). An empty query means everything visible. Query tokens that are
-function words are not used for the lookup when the query has other tokens. Ranking happens in
-Python with :mod:`memory_graph.rank` on the fetched candidates, with IDF over the owner's
-visible pool (``pool_n``) and document frequencies over the candidates.
+A search is two stages. **In SQL**, the query's tokens (function words left out when others
+remain, each expanded to the inflections that rank as the same term) are looked up in
+``mg_postings`` by ``(scope_id, token)`` and the owner's four identities, so other users' and
+identities' rows are never read. That gives every query term's document frequency over the
+owner's visible, active, unexpired pool of the asked sensitivities, the pool size ``N``, and an
+IDF-sum pre-score per candidate; the best :data:`RERANK_DEPTH` candidates that pass the filters
+are fetched. **In Python**, :mod:`memory_graph.rank` re-ranks them with the full formula (BM25,
+coverage, phrase bonus, priors, feedback), using ``N`` and the pool frequencies for the query
+terms. An empty query means everything visible, best priors first.
 
 Disagreement is computed before matching and top-K over every visible, active, unexpired,
 non-sensitive record with a claim, independent of the query and filters.
@@ -25,7 +28,15 @@ from .._types import Disagreement, Limits, Record, SearchHit
 from ..budget import Budget, TokenCounter
 from ..errors import LimitExceededError, ValidationError
 from ..query import STANDING_KINDS, STANDING_TRUSTS, merge_hits, plan_queries
-from ..rank import CorpusStats, Document, corpus_stats, is_stop_term, rank, term_of
+from ..rank import (
+    CorpusStats,
+    Document,
+    corpus_stats,
+    is_stop_term,
+    query_terms,
+    rank,
+    term_of,
+)
 from ..render import render_snapshot
 from ..tokenize import index_text, index_tokens, tokenize
 from ..validate import KINDS, SENSITIVITIES, TRUSTS, aware
@@ -33,6 +44,8 @@ from ._driver import Op, Query
 from ._rows import RECORD_COLS, record_from_row, visible
 
 __all__ = [
+    "RERANK_DEPTH",
+    "LexicalPlan",
     "SearchArgs",
     "build_candidate_query",
     "build_disagreement_query",
@@ -42,8 +55,12 @@ __all__ = [
     "search_op",
     "snapshot_from_hits",
     "snapshot_op",
+    "term_variants",
     "validate_search_args",
 ]
+
+RERANK_DEPTH = 200
+"""Candidates pre-scored in SQL that are re-ranked in Python (per search, at least)."""
 
 _R_COLS = ", ".join("r." + c.strip() for c in RECORD_COLS.split(","))
 _MAX_DISAGREEMENT_IDS = 4
@@ -148,56 +165,162 @@ def lookup_tokens(query: str) -> list[str]:
     return kept or tokens
 
 
+_INFLECTIONS = ("", "s", "es", "ed", "d", "ing", "ings", "ly")
+
+
+def term_variants(token: str) -> list[str]:
+    """Tokens that rank as the same term as ``token`` (its common English inflections).
+
+    Ranking compares stemmed terms (:func:`memory_graph.rank.term_of`), so a stored
+    ``painted`` matches a query ``painting``. The index holds tokens; these are the tokens
+    looked up for one query token.
+
+    Args:
+        token: A query token.
+
+    Returns:
+        Sorted distinct tokens whose term equals the token's term (the token included).
+
+    Examples:
+        >>> term_variants("painting")[:5]
+        ['paint', 'painted', 'paintes', 'painting', 'paintings']
+    """
+    term = term_of(token)
+    out = {token}
+    if term.isascii() and term.isalpha() and len(term) >= 3:
+        cands = [term + suffix for suffix in _INFLECTIONS]
+        cands += [term + "e" + suffix for suffix in ("", "s", "d")]
+        cands += [term + term[-1] + suffix for suffix in ("ed", "ing")]
+        if term.endswith("y"):
+            cands += [term[:-1] + "ies", term[:-1] + "ied"]
+        out.update(c for c in cands if term_of(c) == term)
+    return sorted(out)
+
+
+class LexicalPlan:
+    """What a non-empty query looks up: index tokens, each with its ranking term and weight."""
+
+    __slots__ = ("terms", "tokens", "weights")
+
+    def __init__(self, query: str) -> None:
+        qt = query_terms(query)
+        lookup = lookup_tokens(query)
+        tokens: list[str] = []
+        terms: list[str] = []
+        weights: list[float] = []
+        seen: set[str] = set()
+        for tok in lookup:
+            term = term_of(tok)
+            weight = qt.weights.get(term)
+            if weight is None:  # a function word kept only because nothing else remained
+                weight = 1.0
+            for variant in term_variants(tok):
+                if variant not in seen:
+                    seen.add(variant)
+                    tokens.append(variant)
+                    terms.append(term)
+                    weights.append(weight)
+        self.tokens = tokens
+        self.terms = terms
+        self.weights = weights
+
+
 def build_candidate_query(
     owner: Owner,
-    tokens: Sequence[str],
+    plan: LexicalPlan | None,
     *,
     kinds: Sequence[str],
     trusts: Sequence[str],
     sensitivities: Sequence[str],
     as_of: datetime,
-    empty_limit: int = 400,
+    depth: int = 200,
 ) -> tuple[str, list[Any]]:
-    """SQL for the candidates of a search, with the owner's visible pool size (``pool_n``).
+    """SQL for the candidates of a search, scored in the database first.
+
+    With a query, the owner's postings (``mg_postings``, by ``(scope_id, token)``, restricted
+    to the owner's four identities, unexpired rows and the asked sensitivities) give each
+    term's document frequency ``df`` over that pool, and each matching record a pre-score
+    ``sum over its matched terms of w * ln(1 + (N - df + 0.5) / (df + 0.5))``. The ``depth``
+    best (then by id) that pass the kind and trust filters are returned, re-checked against
+    ``mg_records``, with ``pool_n`` (``N``, from an index-only count) and ``dfs`` (term ->
+    ``df``). Without a query: everything visible, best priors first, at most ``depth`` rows.
 
     Args:
         owner: The owner; only its four identities are visible.
-        tokens: Lookup tokens (:func:`lookup_tokens`); empty means everything visible, best
-            priors first, at most ``empty_limit`` rows.
+        plan: The lexical plan, ``None`` for an empty query.
         kinds: Kinds to keep.
         trusts: Trust levels to keep.
         sensitivities: Sensitivities to keep.
         as_of: Rows must be unexpired at this instant.
-        empty_limit: Row cap for an empty query.
+        depth: How many candidates to return.
 
     Returns:
         The SQL text and its parameters.
     """
     cond, params = visible(owner, "r")
-    pool_cond, pool_params = visible(owner, "p")
     filters = (
         "r.status = 'active' AND (r.expires_at IS NULL OR r.expires_at > %s) "
         "AND r.kind = ANY(%s) AND r.trust = ANY(%s) AND r.sensitivity = ANY(%s)"
     )
-    pool = (
-        f"(SELECT count(*) FROM mg_records p WHERE {pool_cond} AND p.status = 'active' "
-        "AND p.sensitivity = ANY(%s)) AS pool_n"
-    )
-    args: list[Any] = [*pool_params, list(sensitivities), *params, as_of]
-    args += [list(kinds), list(trusts), list(sensitivities)]
-    sql = f"SELECT {_R_COLS}, {pool} FROM mg_records r WHERE {cond} AND {filters}"
-    if tokens:
-        sql += (
-            " AND r.id IN (SELECT t.record_id FROM mg_record_tokens t "
-            "WHERE t.scope_id = %s AND t.token = ANY(%s))"
-        )
-        args += [owner.scope_id, list(tokens)]
-    else:
-        sql += (
-            " ORDER BY CASE r.trust WHEN 'user-confirmed' THEN 0 WHEN 'agent-observed' THEN 1 "
+    fargs: list[Any] = [as_of, list(kinds), list(trusts), list(sensitivities)]
+    if plan is None:
+        sql = (
+            f"SELECT {_R_COLS} FROM mg_records r WHERE {cond} AND {filters} "
+            "ORDER BY CASE r.trust WHEN 'user-confirmed' THEN 0 WHEN 'agent-observed' THEN 1 "
             "ELSE 2 END, r.confidence DESC, r.id LIMIT %s"
         )
-        args.append(empty_limit)
+        return sql, [*params, *fargs, depth]
+    # The owner's identities are exactly {user, agent} x {global, workspace}, so two ANY
+    # conditions select them and stay index conditions (a row IN list would not).
+    agents = sorted({i.agent_key for i in owner.identities()})
+    spaces = sorted({i.workspace_key for i in owner.identities()})
+    uterms = sorted(set(plan.terms))
+    uweights = [plan.weights[plan.terms.index(t)] for t in uterms]
+    # Every CTE is MATERIALIZED and the record fetch is fenced (OFFSET 0) so the plan does not
+    # depend on table statistics: postings by (scope_id, token, identity) in the primary key,
+    # the pool size from the covering partial index, records by primary key.
+    sql = f"""
+WITH hits AS MATERIALIZED (
+    SELECT p.token, p.record_id, p.kind, p.trust FROM mg_postings p
+    WHERE p.scope_id = %s AND p.token = ANY(%s) AND p.agent_key = ANY(%s)
+      AND p.workspace_key = ANY(%s) AND p.sensitivity = ANY(%s)
+      AND (p.expires_at IS NULL OR p.expires_at > %s)
+), th AS MATERIALIZED (
+    SELECT DISTINCT (%s::text[])[array_position(%s::text[], h.token)] AS term,
+           h.record_id, h.kind, h.trust
+    FROM hits h
+), df AS MATERIALIZED (
+    SELECT term, count(*) AS df FROM th GROUP BY term
+), pool AS MATERIALIZED (
+    SELECT count(*) AS n FROM mg_records x
+    WHERE x.scope_id = %s AND x.agent_key = ANY(%s) AND x.workspace_key = ANY(%s)
+      AND x.sensitivity = ANY(%s) AND x.status = 'active'
+      AND (x.expires_at IS NULL OR x.expires_at > %s)
+), top AS MATERIALIZED (
+    SELECT th.record_id,
+           sum(qw.w * ln(1.0 + (pool.n - df.df + 0.5) / (df.df + 0.5))) AS pre
+    FROM th JOIN df USING (term)
+    JOIN (SELECT unnest(%s::text[]) AS term, unnest(%s::float8[]) AS w) qw USING (term)
+    CROSS JOIN pool
+    WHERE th.kind = ANY(%s) AND th.trust = ANY(%s)
+    GROUP BY th.record_id
+    ORDER BY pre DESC, th.record_id
+    LIMIT %s
+)
+SELECT {_R_COLS}, top.pre, (SELECT n FROM pool) AS pool_n,
+       (SELECT json_object_agg(term, df) FROM df) AS dfs
+FROM top CROSS JOIN LATERAL (
+    SELECT * FROM mg_records r0 WHERE r0.scope_id = %s AND r0.id = top.record_id OFFSET 0
+) r
+WHERE {cond} AND {filters}
+ORDER BY top.pre DESC, r.id
+"""
+    sens = list(sensitivities)
+    args: list[Any] = [owner.scope_id, plan.tokens, agents, spaces, sens, as_of]
+    args += [plan.terms, plan.tokens]
+    args += [owner.scope_id, agents, spaces, sens, as_of]
+    args += [uterms, uweights, list(kinds), list(trusts), depth, owner.scope_id]
+    args += [*params, *fargs]
     return sql, args
 
 
@@ -279,6 +402,7 @@ def _doc_tokens(record: Record) -> tuple[str, ...]:
 
 
 def _document(record: Record) -> Document:
+    ck = f"{record.identity.scope_id}|{record.id}|{record.version}|{record.content_hash}"
     return Document(
         id=record.id,
         tokens=_doc_tokens(record),
@@ -288,6 +412,7 @@ def _document(record: Record) -> Document:
         precedence=record.identity.precedence,
         dedup_key=f"{record.content_hash}|{record.knowledge!r}",
         sensitive=record.sensitivity == "sensitive",
+        cache_key=ck,
     )
 
 
@@ -321,6 +446,13 @@ def rank_hits(
         return []
     pool_n = max(int(rows[0].get("pool_n") or 0), len(docs))
     stats: CorpusStats = corpus_stats(docs, n_docs=pool_n)
+    pool_df = rows[0].get("dfs")
+    if pool_df:
+        # Query terms: frequencies over the whole visible pool (from SQL); other terms (used
+        # by feedback) keep their frequency among the candidates.
+        df = dict(stats.df)
+        df.update({str(t): int(v) for t, v in pool_df.items()})
+        stats = CorpusStats(n_docs=pool_n, avgdl=stats.avgdl, df=df)
     ranked = rank(query, docs, limit=limit, stats=stats, include_sensitive=include_sensitive)
     dis = disagreements or {}
     return [
@@ -355,17 +487,19 @@ def search_op(
         query, limit=limit, kinds=kinds, trusts=trusts, sensitivities=sensitivities, limits=limits
     )
     at = _as_of(as_of, clock)
-    tokens = lookup_tokens(args.query)
-    if args.query.strip() and not tokens:
-        return []
+    plan: LexicalPlan | None = None
+    if args.query.strip():
+        plan = LexicalPlan(args.query)
+        if not plan.tokens:
+            return []
     sql, params = build_candidate_query(
         owner,
-        tokens,
+        plan,
         kinds=args.kinds,
         trusts=args.trusts,
         sensitivities=args.sensitivities,
         as_of=at,
-        empty_limit=max(4 * args.limit, 100),
+        depth=max(4 * args.limit, 100) if plan is None else max(5 * args.limit, RERANK_DEPTH),
     )
     rows = yield Query(sql, params)
     if not rows:
