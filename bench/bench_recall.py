@@ -1,0 +1,209 @@
+"""Recall latency benchmark against LangGraph's ``PostgresStore.search`` on the same server.
+
+Measures ``MemoryStore.search(owner, query, limit=10)`` and ``MemoryStore.snapshot`` p50/p95
+for owners with 100, 1k and 10k visible records, first in a database holding only them, then
+after ``--others`` rows of other users are bulk-loaded (in SQL, straight into ``mg_records``,
+``mg_record_tokens`` and ``mg_postings``, with a Zipf-like vocabulary). The baseline is one
+``PostgresStore.search(namespace, limit=10)`` over 1k items, measured in the same run.
+
+Ratios printed (targets from the recall issue):
+- search at 1k visible vs one PostgresStore search (<= 2x);
+- growth from 100 to 10k visible (<= 1.5x);
+- with the other users' rows vs the database without them (<= 1.2x).
+
+Usage::
+
+    python bench/bench_recall.py [--dsn DSN] [--others 1000000] [--n 200]
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import psycopg  # noqa: E402
+from _common import p, row, scratch_database, server_dsn, timed  # noqa: E402
+from langgraph.store.postgres import PostgresStore  # noqa: E402
+from psycopg_pool import ConnectionPool  # noqa: E402
+
+from memory_graph import MemoryStore, Owner  # noqa: E402
+
+VOCAB = 20_000
+WORDS_PER_DOC = 12
+OTHER_USER_ROWS = 500
+
+# A bulk loader for synthetic records of one scope/identity: content is WORDS_PER_DOC words
+# drawn log-uniformly from the vocabulary (rank ~ Zipf), tokens are its distinct words.
+_LOAD = """
+WITH docs AS (
+    SELECT scope, gen_random_uuid() AS id, (
+        SELECT string_agg('w' || floor(exp(random() * ln(%(vocab)s)))::int, ' ')
+        FROM generate_series(1, %(words)s) WHERE g > 0
+    ) AS content
+    FROM (SELECT CASE WHEN %(per)s > 0 THEN substr(md5(%(seed)s || (g / %(per)s)::text), 1, 16)
+                 ELSE %(scope)s END AS scope, g
+          FROM generate_series(1, %(n)s) g) s
+), ins AS (
+    INSERT INTO mg_records (scope_id, id, level, kind, content, trust, sensitivity,
+        confidence, source, content_hash, tokens, created_at, updated_at)
+    SELECT scope, id, 'user', 'fact', content, 'user-confirmed', 'private', 0.9, 'bench',
+           md5(content), ARRAY(SELECT DISTINCT unnest(string_to_array(content, ' '))),
+           now(), now()
+    FROM docs RETURNING scope_id, id, tokens
+), tok AS (
+    INSERT INTO mg_record_tokens (scope_id, token, record_id)
+    SELECT scope_id, unnest(tokens), id FROM ins RETURNING scope_id, token, record_id
+)
+INSERT INTO mg_postings (scope_id, token, agent_key, workspace_key, record_id, sensitivity,
+                         kind, trust, expires_at)
+SELECT scope_id, token, '', '', record_id, 'private', 'fact', 'user-confirmed', NULL FROM tok
+"""
+
+
+def load(
+    conn: psycopg.Connection[object], *, scope: str, n: int, per: int = 0, seed: str = ""
+) -> None:
+    """Insert ``n`` synthetic records for ``scope`` (or for many scopes, ``per`` each)."""
+    # The statement fills mg_postings itself, so the token trigger is skipped for the load.
+    conn.execute("SET session_replication_role = replica")
+    conn.execute(
+        _LOAD,
+        {"vocab": VOCAB, "words": WORDS_PER_DOC, "per": per, "seed": seed, "scope": scope, "n": n},
+    )
+    conn.execute("SET session_replication_role = DEFAULT")
+
+
+def queries_for(
+    conn: psycopg.Connection[object], scope: str, count: int, rng: random.Random
+) -> list[str]:
+    """Questions built from 3 words of random documents of the owner plus function words."""
+    rows = conn.execute(
+        "SELECT content FROM mg_records WHERE scope_id = %s ORDER BY id LIMIT 200", (scope,)
+    ).fetchall()
+    out = []
+    for i in range(count):
+        words = str(rows[i % len(rows)][0]).split()
+        out.append("what did I say about " + " ".join(rng.sample(words, 3)) + "?")
+    return out
+
+
+def measure(fn_for: list[object], n: int) -> list[float]:
+    it = iter(range(10**9))
+
+    def call() -> None:
+        fn_for[next(it) % len(fn_for)]()  # type: ignore[operator]
+
+    return timed(call, n, warmup=20)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument(
+        "--dsn", default=None, help="server DSN (default $MEMORY_GRAPH_DSN or embedded)"
+    )
+    ap.add_argument("--others", type=int, default=1_000_000, help="other users' rows to load")
+    ap.add_argument("--n", type=int, default=200, help="samples per latency measure")
+    args = ap.parse_args(argv)
+    rng = random.Random(7)
+    sizes = (100, 1_000, 10_000)
+
+    with scratch_database(server_dsn(args.dsn)) as dsn:
+        pool = ConnectionPool(
+            dsn,
+            min_size=1,
+            max_size=2,
+            open=True,
+            kwargs={"autocommit": True, "prepare_threshold": 0},
+        )
+        lg = PostgresStore(pool)  # type: ignore[arg-type]
+        lg.setup()
+        with (
+            MemoryStore.from_dsn(dsn, max_size=2) as store,
+            psycopg.connect(dsn, autocommit=True) as conn,
+        ):
+            store.setup()
+            owners = {size: Owner(f"bench-visible-{size}") for size in sizes}
+            for size, owner in owners.items():
+                load(conn, scope=owner.scope_id, n=size)
+            ns = ("bench", "user")
+            for i in range(1_000):
+                lg.put(ns, f"k{i}", {"text": f"memory number {i}"})
+            conn.execute("VACUUM ANALYZE")
+            queries = {s: queries_for(conn, o.scope_id, 50, rng) for s, o in owners.items()}
+
+            def run_phase(label: str) -> dict[tuple[str, int], list[float]]:
+                out: dict[tuple[str, int], list[float]] = {}
+                for size, owner in owners.items():
+                    qs = queries[size]
+                    out[("search", size)] = measure(
+                        [lambda q=q, o=owner: store.search(o, q, limit=10) for q in qs], args.n
+                    )
+                    out[("snapshot", size)] = measure(
+                        [lambda q=q, o=owner: store.snapshot(o, latest_input=q) for q in qs],
+                        args.n,
+                    )
+                    for kind in ("search", "snapshot"):
+                        v = out[(kind, size)]
+                        print(
+                            f"[{label}] {kind:<8} {size:>6} visible: p50 "
+                            f"{statistics.median(v):7.3f} ms  p95 {p(v, 0.95):7.3f} ms"
+                        )
+                return out
+
+            print(f"server: {dsn.split('?')[0]}  samples: {args.n}")
+            base = timed(lambda: lg.search(ns, limit=10), args.n, warmup=20)
+            empty = run_phase("empty db")
+
+            t0 = time.perf_counter()
+            if args.others > 0:
+                load(conn, scope="", n=args.others, per=OTHER_USER_ROWS, seed="other")
+                conn.execute("VACUUM ANALYZE")
+            print(
+                f"loaded {args.others:,} other users' rows "
+                f"({args.others // OTHER_USER_ROWS:,} users) in {time.perf_counter() - t0:.1f} s"
+            )
+            full = run_phase(f"+{args.others:,} others")
+            base2 = timed(lambda: lg.search(ns, limit=10), args.n, warmup=20)
+
+            print()
+            print(
+                row(
+                    "search 1k visible vs PostgresStore.search",
+                    empty[("search", 1000)],
+                    base,
+                    "(target <= 2x)",
+                )
+            )
+            print(
+                row("snapshot 1k visible vs PostgresStore.search", empty[("snapshot", 1000)], base)
+            )
+            for kind in ("search", "snapshot"):
+                print(
+                    row(
+                        f"{kind} growth 10k vs 100 visible",
+                        empty[(kind, 10_000)],
+                        empty[(kind, 100)],
+                        "(target <= 1.5x)",
+                    )
+                )
+                print(
+                    row(
+                        f"{kind} 1k visible, +others vs empty db",
+                        full[(kind, 1000)],
+                        empty[(kind, 1000)],
+                        "(target <= 1.2x)",
+                    )
+                )
+            print(row("PostgresStore.search, +others vs empty db", base2, base))
+        pool.close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
