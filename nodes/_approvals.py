@@ -135,6 +135,11 @@ def _prepare(
             raise ResumeError(
                 f"foreign resume: thread {thread_id!r} reviews proposals of another owner"
             )
+    if isinstance(decisions, (str, bytes, Mapping)) or not isinstance(decisions, Sequence):
+        raise ResumeError(
+            "malformed resume: decisions must be a list, one decision per proposal of the "
+            f"review in order, not {type(decisions).__name__}"
+        )
     checked = validate_decisions({"decisions": list(decisions)}, interrupt.value)
     config: RunnableConfig = {
         "configurable": {"thread_id": thread_id, "__pregel_strict_resume": True}

@@ -141,7 +141,9 @@ def create_review_memories(store: AnyStore, *, policy: ApprovalPolicy | None = N
                         "decide", (owner, decision.proposal_id, decision.type), kwargs
                     )
                 except (ValidationError, ConflictError, ProposalExpiredError) as exc:
-                    results[decision.proposal_id] = _failed(decision.proposal_id, batch, exc)
+                    # A refused edit, a lost compare-and-set or an expiry is data: raising
+                    # here would keep the resume value and fail every retry the same way.
+                    results[decision.proposal_id] = _failed(decision, batch, exc)
                 else:
                     results[decision.proposal_id] = commit_result_to_json(
                         done, decision=decision.type
@@ -152,16 +154,19 @@ def create_review_memories(store: AnyStore, *, policy: ApprovalPolicy | None = N
     return _make_node(store, "review_memories", body)
 
 
-def _failed(proposal_id: str, batch: list[ProposalJSON], exc: Exception) -> CommitResultJSON:
+def _failed(decision: Any, batch: list[ProposalJSON], exc: Exception) -> CommitResultJSON:
+    proposal_id: str = decision.proposal_id
     operation = next((p["operation"] for p in batch if p["id"] == proposal_id), "")
-    status = "expired" if isinstance(exc, ProposalExpiredError) else "invalid"
-    if isinstance(exc, ConflictError):
+    status = "invalid"
+    if isinstance(exc, ProposalExpiredError):
+        status = "expired"
+    elif isinstance(exc, ConflictError):
         status = "conflicted"
     return {
         "proposal_id": proposal_id,
         "status": status,
         "operation": operation,
-        "decision": "edit" if status == "invalid" else "approve",
+        "decision": str(decision.type),
         "write_status": None,
         "record_id": None,
         "version": None,
