@@ -7,6 +7,8 @@ from typing import Any
 
 import pytest
 from _graph_helpers import ALICE, CTX, FLAVOURS, cfg, harness_on, turn
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from memory_graph import MemoryStore
@@ -136,3 +138,57 @@ def test_bad_tool_arguments_become_error_messages(pg_dsn: str, flavour: str) -> 
             assert "rror" in text or "No matching" in text, (name, args, text)
         assert h.store.list_pending(ALICE) == []
         assert out["messages"][-1].content == "ok"
+
+
+ARG_VALUES = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.text(max_size=40),
+    st.lists(st.text(max_size=8), max_size=3),
+    st.dictionaries(st.text(max_size=6), st.text(max_size=6), max_size=2),
+)
+ARG_NAMES = st.sampled_from(
+    ["query", "limit", "kinds", "action", "content", "kind", "record_id", "key", "value"]
+    + ["expires_at", "timezone", "name", "call_them", "user_id", "scope", "trust", ""]
+)
+
+
+@pytest.fixture(params=["sync", "async"])
+def tool_harness(request: pytest.FixtureRequest, pg_dsn: str) -> Iterator[Any]:
+    with harness_on(pg_dsn, request.param) as h:
+        yield h
+
+
+_threads = iter(range(1_000_000))
+
+
+@settings(
+    max_examples=30,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    calls=st.lists(
+        st.tuples(
+            st.sampled_from([*TOOL_NAMES, "memory_delete_everything"]),
+            st.dictionaries(ARG_NAMES, ARG_VALUES, max_size=4),
+        ),
+        min_size=1,
+        max_size=3,
+    )
+)
+def test_fuzzed_tool_arguments_never_crash_or_write(
+    tool_harness: Any, calls: list[tuple[str, dict[str, Any]]]
+) -> None:
+    model = FakeToolCallingChatModel.from_tool_calls(
+        [*(tool_call_message(name, args) for name, args in calls), "ok"]
+    )
+    h = tool_harness.rebuild(model)
+    out = h.invoke(turn("hi"), cfg(f"fz-{next(_threads)}"), context=CTX)
+    outputs = [m.content for m in out["messages"] if m.type == "tool"]
+    assert len(outputs) == len(calls)
+    assert all(isinstance(o, str) and "Traceback" not in o for o in outputs)
+    # Tools only ever propose: nothing is written without a decision.
+    assert h.store.list_records(ALICE) == []
+    assert h.store.get_profile(ALICE).fields == {}
