@@ -15,10 +15,10 @@ session takes effect at the next step.
 Extraction reads only the human messages of the turn, which are all there before the model
 answers, so it runs in the first superstep next to the context load and the first recall
 instead of in a superstep of its own after the model: a turn without tools and without
-proposals is three checkpoints (input, memory, model), not five. A turn whose model ran
-tools gets one ``collect_proposals`` step (the extraction node again, which finds no new
-human message and only gathers the thread's pending proposals, e.g. the tools' own), so
-the review batch is in the checkpointed state before the interrupt.
+proposals costs one superstep (one checkpoint) more than a bare model graph, not two. A
+turn whose model ran tools gets one ``collect_proposals`` step (the extraction node again,
+which finds no new human message and only gathers the thread's pending proposals, e.g. the
+tools' own), so the review batch is in the checkpointed state before the interrupt.
 
 Durability: LangGraph 1.2 takes ``durability`` at invoke time, not in ``compile()``. The
 compiled agent binds ``durability="sync"`` into its config (the ``__pregel_durability``
