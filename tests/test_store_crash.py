@@ -16,8 +16,9 @@ from memory_graph import MemoryStore, Owner
 ALICE = Owner("alice")
 
 # Drives the real decide op by hand on a raw connection: runs its statements up to and
-# including the second write (the record row and its token list), reports, then hangs
-# inside the open transaction until it is killed.
+# including the one that writes the record row (with its tokens, audit rows and proposal
+# state, which share that statement), reports, then hangs inside the open transaction until
+# it is killed.
 CHILD = textwrap.dedent(
     """
     import sys, time
@@ -31,7 +32,6 @@ CHILD = textwrap.dedent(
     conn = psycopg.connect(dsn, autocommit=False)
     op = decide_op(Owner("alice"), pid, "approve", clock=system_clock, limits=Limits())
     q = next(op)
-    writes = 0
     while True:
         with conn.cursor(row_factory=dict_row) as cur:
             cur.execute(q.sql, q.params)
@@ -44,11 +44,9 @@ CHILD = textwrap.dedent(
                 result = rows[0] if rows else None
             else:
                 result = rows or []
-        if q.sql.lstrip().upper().startswith(("INSERT", "UPDATE")):
-            writes += 1
-            if writes == 2:
-                print("MID-COMMIT", flush=True)
-                time.sleep(120)
+        if "INSERT INTO mg_records" in q.sql:
+            print("MID-COMMIT", flush=True)
+            time.sleep(120)
         q = op.send(result)
     """
 )

@@ -1,8 +1,9 @@
 """Apply ops for keyed preferences (seed semantics) and the profile (patch semantics).
 
-Called only from the commit path in :mod:`._ops_proposals`. Each op takes an advisory lock on
-its target first (re-entrant within the transaction), so a trusted write can lock before it
-proposes and the base version it reads is the one it commits against.
+Called only from the commit path in :mod:`._ops_proposals`, which holds the target's advisory
+lock (:func:`lock_preference`, :func:`lock_profile`; re-entrant within the transaction) before
+an op runs: a trusted write locks before it proposes, so the base version it reads is the one
+it commits against.
 """
 
 from __future__ import annotations
@@ -20,12 +21,15 @@ from ._driver import Op, Query
 from ._ops_records import (
     CommitContext,
     Outcome,
-    audit,
-    capacity,
+    active_count_sql,
+    audit_row,
+    check_capacity,
     content_hash,
-    drop_tokens,
+    delete_tokens_query,
+    insert_tokens_query,
     lock,
-    set_tokens,
+    record_tokens,
+    statement,
 )
 from ._rows import RECORD_COLS
 
@@ -38,18 +42,24 @@ __all__ = [
 ]
 
 
-def _pref_row(ident: Identity, key: str) -> Op[dict[str, Any] | None]:
+def _pref_row(ctx: CommitContext, key: str, *, count: bool) -> Op[dict[str, Any]]:
+    """The (identity, key) row locked, or all-``None`` columns; with ``count``, also the
+    identity's active row count when the key is not active (the capacity check needs it)."""
+    ident = ctx.identity
+    count_sql, count_params = active_count_sql(ident, ctx.now)
     row = yield Query(
-        f"SELECT {RECORD_COLS} FROM mg_records WHERE scope_id = %s AND agent_key = %s "
-        "AND workspace_key = %s AND kind = 'preference' AND key = %s FOR UPDATE",
-        (ident.scope_id, ident.agent_key, ident.workspace_key, key),
+        f"SELECT r.*, CASE WHEN %s AND r.status IS DISTINCT FROM 'active' THEN {count_sql} "
+        "END AS active_n FROM (SELECT 1) one LEFT JOIN LATERAL "
+        f"(SELECT {RECORD_COLS} FROM mg_records WHERE scope_id = %s AND agent_key = %s "
+        "AND workspace_key = %s AND kind = 'preference' AND key = %s FOR UPDATE) r ON true",
+        (count, *count_params, ident.scope_id, ident.agent_key, ident.workspace_key, key),
         fetch="one",
     )
     return row  # type: ignore[no-any-return]
 
 
 def _pref_state(row: dict[str, Any] | None) -> dict[str, Any] | None:
-    if row is None or row["status"] != "active":
+    if row is None or row["id"] is None or row["status"] != "active":
         return None
     return {
         "value": row["content"],
@@ -69,10 +79,13 @@ def lock_preference(ident: Identity, key: str) -> Op[None]:
 def apply_set_preference(
     ctx: CommitContext, base_version: int | None, args: dict[str, Any]
 ) -> Op[Outcome]:
-    """Seed semantics (DESIGN §3): UNCHANGED / CREATED / UPDATED, stale writes conflicted."""
+    """Seed semantics (DESIGN §3): UNCHANGED / CREATED / UPDATED, stale writes conflicted.
+
+    The caller holds :func:`lock_preference` for the key.
+    """
     ident, key, value = ctx.identity, args["key"], args["value"]
-    yield from lock_preference(ident, key)
-    row = yield from _pref_row(ident, key)
+    found = yield from _pref_row(ctx, key, count=True)
+    row = found if found["id"] is not None else None
     current = 0 if row is None else int(row["version"])
     updated_at = ctx.updated_at
     exp = expiry(args.get("expires_at"), updated_at)
@@ -112,6 +125,9 @@ def apply_set_preference(
             f"stored {format_utc(row['updated_at'])} for preference {key}",
             {"reason": "stale", "key": key},
         )
+    if state is None:
+        check_capacity(ctx, ident, found["active_n"])
+    tokens = record_tokens(value, None)
     common = (
         value,
         ctx.trust,
@@ -123,45 +139,52 @@ def apply_set_preference(
         ev.get("uri"),
         exp,
         content_hash(value),
+        tokens,
         updated_at,
     )
     status: WriteStatus
+    writes: list[Query] = []
     if row is None:
-        yield from capacity(ctx, ident)
         rid = str(uuid.uuid4())
-        yield Query(
-            "INSERT INTO mg_records (content, trust, source, source_event_id, observed_at, quote, "
-            "thread_id, uri, expires_at, content_hash, updated_at, scope_id, id, level, "
-            "agent_key, workspace_key, kind, key, sensitivity, confidence, created_at) VALUES "
-            "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, 'preference', %s, "
-            "'private', 1.0, %s)",
-            (
-                *common,
-                ident.scope_id,
-                rid,
-                ident.level,
-                ident.agent_key,
-                ident.workspace_key,
-                key,
-                updated_at,
-            ),
-            fetch="none",
+        writes.append(
+            Query(
+                "INSERT INTO mg_records (content, trust, source, source_event_id, observed_at, "
+                "quote, thread_id, uri, expires_at, content_hash, tokens, updated_at, scope_id, "
+                "id, level, agent_key, workspace_key, kind, key, sensitivity, confidence, "
+                "created_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, "
+                "%s, %s, %s, 'preference', %s, 'private', 1.0, %s)",
+                (
+                    *common,
+                    ident.scope_id,
+                    rid,
+                    ident.level,
+                    ident.agent_key,
+                    ident.workspace_key,
+                    key,
+                    updated_at,
+                ),
+            )
         )
         version, status = 1, "CREATED"
     else:
         rid, version = str(row["id"]), current + 1
-        if state is None:
-            yield from capacity(ctx, ident)
-        yield Query(
-            "UPDATE mg_records SET content = %s, trust = %s, source = %s, source_event_id = %s, "
-            "observed_at = %s, quote = %s, thread_id = %s, uri = %s, expires_at = %s, "
-            "content_hash = %s, updated_at = %s, status = 'active', version = %s, "
-            "recorded_at = now() WHERE scope_id = %s AND id = %s",
-            (*common, version, ident.scope_id, rid),
-            fetch="none",
+        # Old index rows go now, new ones with the commit (see apply_replace).
+        yield statement(
+            [
+                Query(
+                    "UPDATE mg_records SET content = %s, trust = %s, source = %s, "
+                    "source_event_id = %s, observed_at = %s, quote = %s, thread_id = %s, "
+                    "uri = %s, expires_at = %s, content_hash = %s, tokens = %s, "
+                    "updated_at = %s, status = 'active', version = %s, recorded_at = now() "
+                    "WHERE scope_id = %s AND id = %s",
+                    (*common, version, ident.scope_id, rid),
+                ),
+                delete_tokens_query(ident.scope_id, rid),
+            ]
         )
         status = "CREATED" if state is None else "UPDATED"
-    yield from set_tokens(ident.scope_id, rid, value, None)
+    if tokens:
+        writes.append(insert_tokens_query(ident.scope_id, rid, tokens))
     after = {
         "value": value,
         "source": ctx.source,
@@ -170,7 +193,6 @@ def apply_set_preference(
         "updated_at": updated_at,
         "revision": version,
     }
-    yield from audit(ctx, ident, "preference", key, "set", _pref_state(row), after, version)
     return Outcome(
         "approved",
         status,
@@ -178,18 +200,22 @@ def apply_set_preference(
         version,
         "",
         {"key": key, "value": value, "previous_value": state["value"] if state else None},
+        writes=tuple(writes),
+        audits=(audit_row(ctx, ident, "preference", key, "set", state, after, version),),
     )
 
 
 def apply_delete_preference(
     ctx: CommitContext, base_version: int | None, args: dict[str, Any]
 ) -> Op[Outcome]:
-    """Delete a key: DELETED with the previous value, or UNCHANGED (revision 0) if missing."""
+    """Delete a key: DELETED with the previous value, or UNCHANGED (revision 0) if missing.
+
+    The caller holds :func:`lock_preference` for the key.
+    """
     ident, key = ctx.identity, args["key"]
-    yield from lock_preference(ident, key)
-    row = yield from _pref_row(ident, key)
+    row = yield from _pref_row(ctx, key, count=False)
     state = _pref_state(row)
-    if state is None or row is None:
+    if state is None:
         return Outcome(
             "approved", "UNCHANGED", None, 0, f"preference {key} is not set", {"key": key}
         )
@@ -206,21 +232,23 @@ def apply_delete_preference(
         )
     updated_at = max(ctx.updated_at, row["updated_at"])
     version = current + 1
-    yield Query(
-        "UPDATE mg_records SET status = 'removed', version = %s, updated_at = %s, "
-        "recorded_at = now() WHERE scope_id = %s AND id = %s",
-        (version, updated_at, ident.scope_id, row["id"]),
-        fetch="none",
-    )
-    yield from drop_tokens(ident.scope_id, str(row["id"]))
-    yield from audit(ctx, ident, "preference", key, "delete", state, None, version)
+    rid = str(row["id"])
     return Outcome(
         "approved",
         "DELETED",
-        str(row["id"]),
+        rid,
         version,
         "",
         {"key": key, "previous_value": state["value"]},
+        writes=(
+            Query(
+                "UPDATE mg_records SET status = 'removed', version = %s, updated_at = %s, "
+                "recorded_at = now() WHERE scope_id = %s AND id = %s",
+                (version, updated_at, ident.scope_id, rid),
+            ),
+            delete_tokens_query(ident.scope_id, rid),
+        ),
+        audits=(audit_row(ctx, ident, "preference", key, "delete", state, None, version),),
     )
 
 
@@ -232,9 +260,11 @@ def lock_profile(scope: str) -> Op[None]:
 def apply_patch_profile(
     ctx: CommitContext, base_version: int | None, args: dict[str, Any]
 ) -> Op[Outcome]:
-    """Patch semantics: only named fields change; ``None`` deletes; identical is unchanged."""
+    """Patch semantics: only named fields change; ``None`` deletes; identical is unchanged.
+
+    The caller holds :func:`lock_profile`.
+    """
     scope = ctx.owner.scope_id
-    yield from lock_profile(scope)
     row = yield Query(
         "SELECT fields, revision, updated_at FROM mg_profiles WHERE scope_id = %s FOR UPDATE",
         (scope,),
@@ -269,15 +299,26 @@ def apply_patch_profile(
         if row is None or row["updated_at"] is None
         else max(ctx.updated_at, row["updated_at"])
     )
-    yield Query(
-        "INSERT INTO mg_profiles (scope_id, fields, revision, updated_at) "
-        "VALUES (%s, %s, %s, %s) ON CONFLICT (scope_id) DO UPDATE SET fields = EXCLUDED.fields, "
-        "revision = EXCLUDED.revision, updated_at = EXCLUDED.updated_at, recorded_at = now()",
-        (scope, Jsonb(new), version, updated_at),
-        fetch="none",
-    )
     user = ctx.owner.identity("user")
-    yield from audit(
-        ctx, user, "profile", None, "patch", {"fields": fields}, {"fields": new}, version
+    return Outcome(
+        "approved",
+        "CREATED" if row is None else "UPDATED",
+        None,
+        version,
+        "",
+        details,
+        writes=(
+            Query(
+                "INSERT INTO mg_profiles (scope_id, fields, revision, updated_at) "
+                "VALUES (%s, %s, %s, %s) ON CONFLICT (scope_id) DO UPDATE SET "
+                "fields = EXCLUDED.fields, revision = EXCLUDED.revision, "
+                "updated_at = EXCLUDED.updated_at, recorded_at = now()",
+                (scope, Jsonb(new), version, updated_at),
+            ),
+        ),
+        audits=(
+            audit_row(
+                ctx, user, "profile", None, "patch", {"fields": fields}, {"fields": new}, version
+            ),
+        ),
     )
-    return Outcome("approved", "CREATED" if row is None else "UPDATED", None, version, "", details)

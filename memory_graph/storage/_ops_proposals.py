@@ -1,8 +1,10 @@
 """Proposal ops: propose, decide (the only commit path), inbox, trusted writes and grants.
 
-Concurrency: :func:`decide_op` locks the proposal row (``SELECT ... FOR UPDATE``) and re-reads
+Concurrency: :func:`decide_op` locks the proposal row (``SELECT ... FOR UPDATE``) and reads
 its status after the lock, so of N concurrent deciders exactly one commits and the others get
-the stored result. Apply ops lock their target and compare-and-set its version.
+the stored result. The same statement takes the target's advisory lock once the row is locked
+(:data:`_APPLY_LOCK`); apply ops lock their target row and compare-and-set its version. The
+writes of a commit, the proposal's final state and the audit rows go in one statement.
 """
 
 from __future__ import annotations
@@ -41,6 +43,9 @@ from ._ops_records import (
     apply_remove,
     apply_replace,
     audit,
+    audit_row,
+    lock,
+    statement,
 )
 from ._rows import (
     commit_result_from_json,
@@ -133,6 +138,37 @@ def _select_proposal(owner: Owner, pid: str, *, lock: bool) -> Op[dict[str, Any]
     return row  # type: ignore[no-any-return]
 
 
+# The advisory lock the apply op of a proposal needs, computed from the proposal row; the same
+# keys as ``lock("records", ...)``, :func:`lock_preference` and :func:`lock_profile`.
+_APPLY_LOCK = (
+    "CASE p.operation "
+    "WHEN 'add' THEN concat_ws(chr(31), 'records', p.scope_id, p.agent_key, p.workspace_key) "
+    "WHEN 'set_preference' THEN concat_ws(chr(31), 'pref', p.scope_id, p.agent_key, "
+    "p.workspace_key, p.target_id) "
+    "WHEN 'delete_preference' THEN concat_ws(chr(31), 'pref', p.scope_id, p.agent_key, "
+    "p.workspace_key, p.target_id) "
+    "WHEN 'patch_profile' THEN concat_ws(chr(31), 'profile', p.scope_id) END"
+)
+
+
+def _lock_for_decision(owner: Owner, pid: str, *, apply: bool) -> Op[dict[str, Any] | None]:
+    """Lock the proposal row, then (when it is pending and ``apply``) its target's lock.
+
+    The row lock comes first, as in every other path, so lock order is unchanged; the
+    target's reads come in later statements, whose snapshots follow both locks.
+    """
+    cond, params = visible(owner)
+    row = yield Query(
+        f"WITH p AS MATERIALIZED (SELECT * FROM mg_proposals WHERE {cond} AND id = %s "
+        "FOR UPDATE) SELECT p.*, CASE WHEN %s AND p.status = 'pending' THEN "
+        f"pg_advisory_xact_lock(hashtextextended({_APPLY_LOCK}, 0)) IS NULL END AS locked "
+        "FROM p",
+        (*params, pid, apply),
+        fetch="one",
+    )
+    return row  # type: ignore[no-any-return]
+
+
 def propose_op(
     owner: Owner,
     operation: Any,
@@ -149,6 +185,39 @@ def propose_op(
     limits: Limits,
 ) -> Op[Proposal]:
     """Create (or replay) a proposal. Validates and guards the args fully; writes no memory."""
+    row, _ = yield from _propose(
+        owner,
+        operation,
+        args,
+        level=level,
+        target_id=target_id,
+        base_version=base_version,
+        idempotency_key=idempotency_key,
+        evidence=evidence,
+        thread_id=thread_id,
+        ttl=ttl,
+        clock=clock,
+        limits=limits,
+    )
+    return proposal_from_row(row)
+
+
+def _propose(
+    owner: Owner,
+    operation: Any,
+    args: Any,
+    *,
+    level: Any,
+    target_id: str | None,
+    base_version: int | None,
+    idempotency_key: str | None,
+    evidence: Any,
+    thread_id: str | None,
+    ttl: timedelta | None,
+    clock: Clock,
+    limits: Limits,
+) -> Op[tuple[dict[str, Any], bool]]:
+    """:func:`propose_op`, returning the proposal row and whether this call inserted it."""
     op = v.operation(operation)
     ident = _target_identity(owner, op, level)
     norm = v.operation_args(op, args, limits)
@@ -177,29 +246,33 @@ def propose_op(
     )
     pid = proposal_id(owner.scope_id, key)
     phash = payload_hash(op, ident.level, target, norm)
+    ctx = _ctx(owner, ident, now, "system", pid, "user-confirmed", ev, limits)
+    proposed = audit_row(
+        ctx,
+        ident,
+        "proposal",
+        pid,
+        "proposed",
+        None,
+        {"operation": op, "target_id": target, "base_version": base, "args": norm},
+        None,
+    )
     for _ in range(2):
-        existing = yield Query(
-            "SELECT * FROM mg_proposals WHERE scope_id = %s AND id = %s",
-            (owner.scope_id, pid),
-            fetch="one",
-        )
-        if existing is not None:
-            same_identity = (existing["agent_key"], existing["workspace_key"]) == (
-                ident.agent_key,
-                ident.workspace_key,
-            )
-            if not same_identity or existing["payload_hash"] != phash:
-                raise IdempotencyConflictError(
-                    f"idempotency key {key!r} was already used for a different payload: "
-                    "use a new idempotency key"
-                )
-            return proposal_from_row(existing)
+        # Insert-or-read in one statement; the audit row is written only with a new row. A
+        # concurrent insert not yet visible to this statement's snapshot reads as no row: retry.
         row = yield Query(
-            "INSERT INTO mg_proposals (scope_id, id, level, agent_key, workspace_key, operation, "
-            "target_id, base_version, args, payload_hash, diff, evidence, guard, status, "
-            "idempotency_key, thread_id, created_at, expires_at) VALUES (%s, %s, %s, %s, %s, %s, "
-            "%s, %s, %s, %s, %s, %s, %s, 'pending', %s, %s, %s, %s) "
-            "ON CONFLICT (scope_id, id) DO NOTHING RETURNING *",
+            "WITH ins AS (INSERT INTO mg_proposals (scope_id, id, level, agent_key, "
+            "workspace_key, operation, target_id, base_version, args, payload_hash, diff, "
+            "evidence, guard, status, idempotency_key, thread_id, created_at, expires_at) "
+            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, 'pending', %s, %s, %s, "
+            "%s) ON CONFLICT (scope_id, id) DO NOTHING RETURNING *), "
+            "aud AS (INSERT INTO mg_audit (scope_id, agent_key, workspace_key, target_kind, "
+            "target_id, action, before, after, version, proposal_id, actor, at) "
+            "SELECT %s::text, %s::text, %s::text, %s::text, %s::text, %s::text, %s::jsonb, "
+            "%s::jsonb, %s::integer, %s::text, %s::text, %s::timestamptz FROM ins) "
+            "SELECT true AS inserted, ins.* FROM ins UNION ALL "
+            "SELECT false AS inserted, p.* FROM mg_proposals p WHERE p.scope_id = %s "
+            "AND p.id = %s AND NOT EXISTS (SELECT 1 FROM ins)",
             (
                 owner.scope_id,
                 pid,
@@ -218,22 +291,26 @@ def propose_op(
                 thread_id,
                 now,
                 now + ttl,
+                *proposed,
+                owner.scope_id,
+                pid,
             ),
             fetch="one",
         )
-        if row is not None:
-            ctx = _ctx(owner, ident, now, "system", pid, "user-confirmed", ev, limits)
-            yield from audit(
-                ctx,
-                ident,
-                "proposal",
-                pid,
-                "proposed",
-                None,
-                {"operation": op, "target_id": target, "base_version": base, "args": norm},
-                None,
+        if row is None:
+            continue
+        if row["inserted"]:
+            return row, True
+        same_identity = (row["agent_key"], row["workspace_key"]) == (
+            ident.agent_key,
+            ident.workspace_key,
+        )
+        if not same_identity or row["payload_hash"] != phash:
+            raise IdempotencyConflictError(
+                f"idempotency key {key!r} was already used for a different payload: "
+                "use a new idempotency key"
             )
-            return proposal_from_row(row)
+        return row, False
     raise ConflictError("a concurrent proposal with the same id appeared: retry")  # unreachable
 
 
@@ -257,9 +334,10 @@ def _finish(
     result: CommitResult,
     decision: dict[str, Any],
     args: dict[str, Any] | None = None,
+    outcome: Outcome | None = None,
 ) -> Op[CommitResult]:
-    """Store the final status + result and audit the transition."""
-    yield Query(
+    """Store the final status + result with the outcome's writes and all audit rows, at once."""
+    update = Query(
         "UPDATE mg_proposals SET status = %s, decided_at = %s, actor = %s, decision = %s, "
         "result = %s, args = %s WHERE scope_id = %s AND id = %s",
         (
@@ -272,9 +350,8 @@ def _finish(
             row["scope_id"],
             row["id"],
         ),
-        fetch="none",
     )
-    yield from audit(
+    transition = audit_row(
         ctx,
         identity_from_row(row),
         "proposal",
@@ -284,6 +361,9 @@ def _finish(
         {"status": status, "decision": decision},
         result.version,
     )
+    writes = outcome.writes if outcome is not None else ()
+    audits = outcome.audits if outcome is not None else ()
+    yield statement([*writes, update], [*audits, transition])
     return result
 
 
@@ -328,9 +408,25 @@ def decide_op(
         raise ValidationError("an edit decision needs args: pass the edited args")
     if not isinstance(pid, str):
         raise NotFoundError(f"proposal {pid!r} not found for this owner")
-    row = yield from _select_proposal(owner, pid, lock=True)
+    row = yield from _lock_for_decision(owner, pid, apply=dec != "reject")
     if row is None:
         raise NotFoundError(f"proposal {pid!r} not found for this owner")
+    return (yield from _decide(owner, row, dec, args, message, actor, clock, limits, trust))
+
+
+def _decide(
+    owner: Owner,
+    row: dict[str, Any],
+    dec: str,
+    args: Any,
+    message: str | None,
+    actor: str,
+    clock: Clock,
+    limits: Limits,
+    trust: Trust | None,
+) -> Op[CommitResult]:
+    """Decide a proposal row this transaction holds, with its target's lock (if it applies)."""
+    pid = row["id"]
     if row["status"] != "pending":
         return commit_result_from_json(row["result"])
     ident = identity_from_row(row)
@@ -368,7 +464,7 @@ def decide_op(
         out.message,
         out.details,
     )
-    return (yield from _finish(ctx, row, res.status, res, record, new_args))
+    return (yield from _finish(ctx, row, res.status, res, record, new_args, out))
 
 
 def get_proposal_op(owner: Owner, pid: str) -> Op[Proposal]:
@@ -417,7 +513,10 @@ def trusted_write_op(
         yield from lock_preference(ident, v.normalize_preference_key(args.get("key")))
     elif operation == "patch_profile":
         yield from lock_profile(owner.scope_id)
-    p = yield from propose_op(
+    elif operation == "add":
+        ident = owner.identity(v.identity_level(level))
+        yield from lock("records", ident.scope_id, ident.agent_key, ident.workspace_key)
+    row, inserted = yield from _propose(
         owner,
         operation,
         args,
@@ -426,10 +525,19 @@ def trusted_write_op(
         base_version=base_version,
         idempotency_key=f"api:{uuid.uuid4().hex}",
         evidence=evidence,
+        thread_id=None,
+        ttl=None,
         clock=clock,
         limits=limits,
     )
-    res = yield from decide_op(owner, p.id, "approve", actor="api", clock=clock, limits=limits)
+    if inserted:
+        # This transaction created the row: no one else can see it, so it needs no row lock,
+        # and the target's lock is already held.
+        res = yield from _decide(owner, row, "approve", None, None, "api", clock, limits, None)
+    else:
+        res = yield from decide_op(
+            owner, row["id"], "approve", actor="api", clock=clock, limits=limits
+        )
     if res.status == "conflicted" and operation not in ("replace", "remove"):
         if res.details.get("reason") == "stale":
             raise StaleWriteError(res.message + ": pass a later updated_at")
@@ -548,7 +656,7 @@ def decide_with_grant_op(
 ) -> Op[CommitResult | None]:
     """Approve under a grant when it allows it; else ``None`` and the proposal stays pending."""
     grant = yield from _grant_row(owner, gid, lock=True)
-    row = yield from _select_proposal(owner, str(pid), lock=True)
+    row = yield from _lock_for_decision(owner, str(pid), apply=True)
     if row is None:
         raise NotFoundError(f"proposal {pid!r} not found for this owner")
     if row["status"] != "pending":
@@ -565,14 +673,9 @@ def decide_with_grant_op(
         or kind not in grant["kinds"]
     ):
         return None
-    res = yield from decide_op(
-        owner,
-        pid,
-        "approve",
-        actor=f"grant:{gid}",
-        clock=clock,
-        limits=limits,
-        trust="agent-observed",
+    actor = v.text("actor", f"grant:{gid}", max_bytes=256)
+    res = yield from _decide(
+        owner, row, "approve", None, None, actor, clock, limits, "agent-observed"
     )
     if res.status == "approved" and res.write_status != "UNCHANGED":
         yield Query(

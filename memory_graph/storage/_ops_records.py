@@ -2,9 +2,12 @@
 
 Preferences and the profile have their own apply ops in :mod:`._ops_prefs`.
 
-Only :mod:`._ops_proposals` calls these: nothing else writes memory. Each ``apply_*`` takes
-the row lock it needs, re-checks the base version (compare-and-set) and returns an
-:class:`Outcome`; a lost compare-and-set is the outcome ``conflicted``, never a partial write.
+Only :mod:`._ops_proposals` calls these: nothing else writes memory. Each ``apply_*`` reads
+its target under the lock it needs, re-checks the base version (compare-and-set) and returns
+an :class:`Outcome`; a lost compare-and-set is the outcome ``conflicted``, never a partial
+write. The writes an outcome still has to make (``Outcome.writes``, ``Outcome.audits``) are
+sent by the commit path in the same statement as the proposal's final state
+(:func:`statement`), so a commit costs as few round trips as possible.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import unicodedata
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -29,17 +33,23 @@ from ._rows import RECORD_COLS, jsonable, knowledge_from_json, record_from_row, 
 __all__ = [
     "CommitContext",
     "Outcome",
+    "active_count_sql",
     "apply_add",
     "apply_remove",
     "apply_replace",
     "audit",
-    "capacity",
+    "audit_row",
+    "check_capacity",
     "content_hash",
+    "delete_tokens_query",
     "drop_tokens",
+    "insert_tokens_query",
     "lock",
+    "record_tokens",
     "reinforce_op",
     "reinforced_confidence",
     "set_tokens",
+    "statement",
 ]
 
 
@@ -81,7 +91,11 @@ class CommitContext:
 
 @dataclass(frozen=True)
 class Outcome:
-    """What an apply op did: ``approved`` with a write status, or ``conflicted``."""
+    """What an apply op decided: ``approved`` with a write status, or ``conflicted``.
+
+    ``writes`` (data-modifying statements) and ``audits`` (:func:`audit_row` tuples) are
+    still to be sent; the commit path sends them in one statement with the proposal update.
+    """
 
     status: str
     write_status: WriteStatus | None = None
@@ -89,6 +103,8 @@ class Outcome:
     version: int | None = None
     message: str = ""
     details: dict[str, Any] = field(default_factory=dict)
+    writes: tuple[Query, ...] = ()
+    audits: tuple[tuple[Any, ...], ...] = ()
 
 
 def lock(*parts: str) -> Op[None]:
@@ -98,6 +114,66 @@ def lock(*parts: str) -> Op[None]:
         ("\x1f".join(parts),),
         fetch="none",
     )
+
+
+_AUDIT_INSERT = (
+    "INSERT INTO mg_audit (scope_id, agent_key, workspace_key, target_kind, target_id, "
+    "action, before, after, version, proposal_id, actor, at) VALUES "
+)
+_AUDIT_VALUES = "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+
+
+def audit_row(
+    ctx: CommitContext,
+    ident: Identity,
+    target_kind: str,
+    target_id: str | None,
+    action: str,
+    before: Any,
+    after: Any,
+    version: int | None,
+) -> tuple[Any, ...]:
+    """The parameters of one audit row (see :func:`statement`)."""
+    return (
+        ident.scope_id,
+        ident.agent_key,
+        ident.workspace_key,
+        target_kind,
+        target_id,
+        action,
+        Jsonb(jsonable(before)) if before is not None else None,
+        Jsonb(jsonable(after)) if after is not None else None,
+        version,
+        ctx.proposal_id,
+        ctx.actor,
+        ctx.now,
+    )
+
+
+def statement(writes: Sequence[Query], audits: Sequence[tuple[Any, ...]] = ()) -> Query:
+    """One statement making ``writes`` and appending ``audits`` (in order), atomically.
+
+    All but the last part become data-modifying ``WITH`` items; PostgreSQL runs every one of
+    them to completion. The parts must touch different rows (a row changed twice in one
+    statement is undefined). Audit rows go in one multi-row ``INSERT``, so their ``seq``
+    follows the order given.
+    """
+    parts = list(writes)
+    if audits:
+        parts.append(
+            Query(
+                _AUDIT_INSERT + ", ".join(_AUDIT_VALUES for _ in audits),
+                [p for row in audits for p in row],
+                fetch="none",
+            )
+        )
+    if not parts:
+        raise ValueError("statement() needs at least one write")
+    if len(parts) == 1:
+        return Query(parts[0].sql, parts[0].params, fetch="none")
+    head = ", ".join(f"w{i} AS ({q.sql})" for i, q in enumerate(parts[:-1]))
+    params = [p for q in parts for p in q.params]  # type: ignore[union-attr]
+    return Query(f"WITH {head} {parts[-1].sql}", params, fetch="none")
 
 
 def audit(
@@ -111,25 +187,8 @@ def audit(
     version: int | None,
 ) -> Op[None]:
     """Append one audit row in the current transaction."""
-    yield Query(
-        "INSERT INTO mg_audit (scope_id, agent_key, workspace_key, target_kind, target_id, "
-        "action, before, after, version, proposal_id, actor, at) "
-        "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
-        (
-            ident.scope_id,
-            ident.agent_key,
-            ident.workspace_key,
-            target_kind,
-            target_id,
-            action,
-            Jsonb(jsonable(before)) if before is not None else None,
-            Jsonb(jsonable(after)) if after is not None else None,
-            version,
-            ctx.proposal_id,
-            ctx.actor,
-            ctx.now,
-        ),
-        fetch="none",
+    yield statement(
+        (), [audit_row(ctx, ident, target_kind, target_id, action, before, after, version)]
     )
 
 
@@ -162,16 +221,47 @@ def drop_tokens(scope: str, record_id: str) -> Op[None]:
     )
 
 
-def capacity(ctx: CommitContext, ident: Identity) -> Op[None]:
-    row = yield Query(
-        "SELECT count(*) AS n FROM mg_records WHERE scope_id = %s AND agent_key = %s "
-        "AND workspace_key = %s AND status = 'active' "
-        "AND (expires_at IS NULL OR expires_at > %s)",
-        (ident.scope_id, ident.agent_key, ident.workspace_key, ctx.now),
-        fetch="one",
+def record_tokens(content: str, knowledge: Any) -> list[str]:
+    """The sorted, distinct index tokens of a record (what ``mg_records.tokens`` holds)."""
+    return sorted(set(index_tokens(content, knowledge_from_json(knowledge))))
+
+
+def insert_tokens_query(scope: str, record_id: str, tokens: list[str]) -> Query:
+    """Index ``tokens`` for a record whose old index rows are gone (or never existed)."""
+    return Query(
+        "INSERT INTO mg_record_tokens (scope_id, token, record_id) "
+        "SELECT %s, t, %s FROM unnest(%s::text[]) AS t",
+        (scope, record_id, tokens),
+        fetch="none",
     )
+
+
+def delete_tokens_query(scope: str, record_id: str) -> Query:
+    """Drop a record's index rows."""
+    return Query(
+        "DELETE FROM mg_record_tokens WHERE scope_id = %s AND record_id = %s",
+        (scope, record_id),
+        fetch="none",
+    )
+
+
+def active_count_sql(ident: Identity, now: datetime) -> tuple[str, tuple[Any, ...]]:
+    """A scalar subquery counting the identity's active, unexpired rows (capacity).
+
+    It reads only that identity's entries of the ``mg_records_pool`` partial index.
+    """
+    return (
+        "(SELECT count(*) FROM mg_records WHERE scope_id = %s AND agent_key = %s "
+        "AND workspace_key = %s AND status = 'active' "
+        "AND (expires_at IS NULL OR expires_at > %s))",
+        (ident.scope_id, ident.agent_key, ident.workspace_key, now),
+    )
+
+
+def check_capacity(ctx: CommitContext, ident: Identity, active: int) -> None:
+    """Raise when the identity already holds ``max_records_per_identity`` active rows."""
     cap = ctx.limits.max_records_per_identity
-    if row["n"] >= cap:
+    if active >= cap:
         raise LimitExceededError(
             f"identity {ident.level!r} already holds {cap} active records, the limit: "
             "remove some records first or raise Limits.max_records_per_identity"
@@ -206,21 +296,36 @@ def _record_state(r: Record) -> dict[str, Any]:
     }
 
 
+def _set_confidence(r: Record, conf: float) -> Query:
+    return Query(
+        "UPDATE mg_records SET confidence = %s WHERE scope_id = %s AND id = %s",
+        (conf, r.identity.scope_id, r.id),
+        fetch="none",
+    )
+
+
 def apply_add(ctx: CommitContext, args: dict[str, Any]) -> Op[Outcome]:
-    """Insert a record, or reinforce an active duplicate (same hash + knowledge + identity)."""
+    """Insert a record, or reinforce an active duplicate (same hash + knowledge + identity).
+
+    The caller holds the identity's ``records`` advisory lock (adds are serialised per
+    identity), so the capacity count and the duplicate check, read in one statement, stay
+    exact.
+    """
     ident = ctx.identity
     updated_at = ctx.updated_at
     exp = expiry(args.get("expires_at"), max(updated_at, ctx.now))
     knowledge = args.get("knowledge")
     chash = content_hash(args["content"])
-    # Serialises adds per identity: the capacity count and duplicate check stay exact.
-    yield from lock("records", ident.scope_id, ident.agent_key, ident.workspace_key)
-    dup = yield Query(
-        f"SELECT {RECORD_COLS} FROM mg_records WHERE scope_id = %s AND agent_key = %s "
+    count_sql, count_params = active_count_sql(ident, ctx.now)
+    row = yield Query(
+        f"SELECT c.active_n, d.* FROM (SELECT {count_sql} AS active_n) c LEFT JOIN LATERAL "
+        f"(SELECT {RECORD_COLS} FROM mg_records WHERE scope_id = %s AND agent_key = %s "
         "AND workspace_key = %s AND content_hash = %s AND status = 'active' "
         "AND (expires_at IS NULL OR expires_at > %s) "
-        "AND knowledge IS NOT DISTINCT FROM %s::jsonb ORDER BY created_at, id LIMIT 1 FOR UPDATE",
+        "AND knowledge IS NOT DISTINCT FROM %s::jsonb ORDER BY created_at, id LIMIT 1 "
+        "FOR UPDATE) d ON true",
         (
+            *count_params,
             ident.scope_id,
             ident.agent_key,
             ident.workspace_key,
@@ -230,24 +335,9 @@ def apply_add(ctx: CommitContext, args: dict[str, Any]) -> Op[Outcome]:
         ),
         fetch="one",
     )
-    if dup is not None:
-        r = record_from_row(dup)
+    if row["id"] is not None:
+        r = record_from_row(row)
         conf = reinforced_confidence(r.confidence)
-        yield Query(
-            "UPDATE mg_records SET confidence = %s WHERE scope_id = %s AND id = %s",
-            (conf, r.identity.scope_id, r.id),
-            fetch="none",
-        )
-        yield from audit(
-            ctx,
-            ident,
-            "record",
-            r.id,
-            "reinforce",
-            {"confidence": r.confidence},
-            {"confidence": conf},
-            r.version,
-        )
         return Outcome(
             "approved",
             "UNCHANGED",
@@ -255,18 +345,32 @@ def apply_add(ctx: CommitContext, args: dict[str, Any]) -> Op[Outcome]:
             r.version,
             "duplicate: confidence raised",
             {"confidence": conf},
+            writes=(_set_confidence(r, conf),),
+            audits=(
+                audit_row(
+                    ctx,
+                    ident,
+                    "record",
+                    r.id,
+                    "reinforce",
+                    {"confidence": r.confidence},
+                    {"confidence": conf},
+                    r.version,
+                ),
+            ),
         )
-    yield from capacity(ctx, ident)
+    check_capacity(ctx, ident, row["active_n"])
     rid = str(uuid.uuid4())
     ev = ctx.evidence
     conf = args.get("confidence", 1.0 if ctx.trust == "user-confirmed" else 0.7)
     claim = (knowledge or {}).get("claim") or {}
-    yield Query(
+    tokens = record_tokens(args["content"], knowledge)
+    insert = Query(
         "INSERT INTO mg_records (scope_id, id, level, agent_key, workspace_key, kind, key, "
         "content, trust, sensitivity, confidence, source, source_event_id, observed_at, quote, "
         "thread_id, uri, knowledge, claim_key, claim_value, expires_at, content_hash, "
-        "created_at, updated_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, "
-        "%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+        "tokens, created_at, updated_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, "
+        "%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
         (
             ident.scope_id,
             rid,
@@ -290,15 +394,36 @@ def apply_add(ctx: CommitContext, args: dict[str, Any]) -> Op[Outcome]:
             claim.get("value"),
             exp,
             chash,
+            tokens,
             updated_at,
             updated_at,
         ),
         fetch="none",
     )
-    yield from set_tokens(ident.scope_id, rid, args["content"], knowledge)
+    writes = (insert, insert_tokens_query(ident.scope_id, rid, tokens)) if tokens else (insert,)
     after = {**args, "trust": ctx.trust, "confidence": conf, "status": "active"}
-    yield from audit(ctx, ident, "record", rid, "create", None, after, 1)
-    return Outcome("approved", "CREATED", rid, 1)
+    return Outcome(
+        "approved",
+        "CREATED",
+        rid,
+        1,
+        writes=writes,
+        audits=(audit_row(ctx, ident, "record", rid, "create", None, after, 1),),
+    )
+
+
+def _stale(r: Record, base_version: int | None) -> Outcome | None:
+    if r.status == "active" and r.version == base_version:
+        return None
+    return Outcome(
+        "conflicted",
+        None,
+        r.id,
+        r.version,
+        f"record changed since version {base_version} (now {r.version}, "
+        f"{r.status}): the newer value stays",
+        {"reason": "version"},
+    )
 
 
 def apply_replace(
@@ -306,85 +431,97 @@ def apply_replace(
 ) -> Op[Outcome]:
     """Compare-and-set replace of a record's content, knowledge and expiry."""
     r = yield from _locked_record(ctx.owner, record_id)
-    if r.status != "active" or r.version != base_version:
-        return Outcome(
-            "conflicted",
-            None,
-            r.id,
-            r.version,
-            f"record changed since version {base_version} (now {r.version}, "
-            f"{r.status}): the newer value stays",
-            {"reason": "version"},
-        )
+    conflict = _stale(r, base_version)
+    if conflict is not None:
+        return conflict
     updated_at = max(ctx.updated_at, r.updated_at)
     exp = expiry(args.get("expires_at"), max(updated_at, ctx.now))
     knowledge = args.get("knowledge")
     claim = (knowledge or {}).get("claim") or {}
     version = r.version + 1
-    yield Query(
-        "UPDATE mg_records SET content = %s, knowledge = %s, claim_key = %s, claim_value = %s, "
-        "expires_at = %s, content_hash = %s, version = %s, updated_at = %s, recorded_at = now() "
-        "WHERE scope_id = %s AND id = %s",
-        (
-            args["content"],
-            Jsonb(knowledge) if knowledge else None,
-            claim.get("key"),
-            claim.get("value"),
-            exp,
-            content_hash(args["content"]),
-            version,
-            updated_at,
-            r.identity.scope_id,
-            r.id,
-        ),
-        fetch="none",
+    scope = r.identity.scope_id
+    tokens = record_tokens(args["content"], knowledge)
+    # The old index rows go in this statement, the new ones with the commit: an insert cannot
+    # follow a delete of the same keys within one statement.
+    yield statement(
+        [
+            Query(
+                "UPDATE mg_records SET content = %s, knowledge = %s, claim_key = %s, "
+                "claim_value = %s, expires_at = %s, content_hash = %s, tokens = %s, "
+                "version = %s, updated_at = %s, recorded_at = now() "
+                "WHERE scope_id = %s AND id = %s",
+                (
+                    args["content"],
+                    Jsonb(knowledge) if knowledge else None,
+                    claim.get("key"),
+                    claim.get("value"),
+                    exp,
+                    content_hash(args["content"]),
+                    tokens,
+                    version,
+                    updated_at,
+                    scope,
+                    r.id,
+                ),
+            ),
+            delete_tokens_query(scope, r.id),
+        ]
     )
-    yield from set_tokens(r.identity.scope_id, r.id, args["content"], knowledge)
-    yield from audit(
-        ctx,
-        r.identity,
-        "record",
+    return Outcome(
+        "approved",
+        "UPDATED",
         r.id,
-        "replace",
-        _record_state(r),
-        {**args, "version": version},
         version,
+        writes=(insert_tokens_query(scope, r.id, tokens),) if tokens else (),
+        audits=(
+            audit_row(
+                ctx,
+                r.identity,
+                "record",
+                r.id,
+                "replace",
+                _record_state(r),
+                {**args, "version": version},
+                version,
+            ),
+        ),
     )
-    return Outcome("approved", "UPDATED", r.id, version)
 
 
 def apply_remove(ctx: CommitContext, record_id: str, base_version: int | None) -> Op[Outcome]:
     """Compare-and-set removal: a status change, never a hard delete."""
     r = yield from _locked_record(ctx.owner, record_id)
-    if r.status != "active" or r.version != base_version:
-        return Outcome(
-            "conflicted",
-            None,
-            r.id,
-            r.version,
-            f"record changed since version {base_version} (now {r.version}, "
-            f"{r.status}): the newer value stays",
-            {"reason": "version"},
-        )
+    conflict = _stale(r, base_version)
+    if conflict is not None:
+        return conflict
     version = r.version + 1
-    yield Query(
-        "UPDATE mg_records SET status = 'removed', version = %s, recorded_at = now() "
-        "WHERE scope_id = %s AND id = %s",
-        (version, r.identity.scope_id, r.id),
-        fetch="none",
-    )
-    yield from drop_tokens(r.identity.scope_id, r.id)
-    yield from audit(
-        ctx,
-        r.identity,
-        "record",
+    scope = r.identity.scope_id
+    return Outcome(
+        "approved",
+        "DELETED",
         r.id,
-        "remove",
-        _record_state(r),
-        {"status": "removed", "version": version},
         version,
+        writes=(
+            Query(
+                "UPDATE mg_records SET status = 'removed', version = %s, recorded_at = now() "
+                "WHERE scope_id = %s AND id = %s",
+                (version, scope, r.id),
+            ),
+            delete_tokens_query(scope, r.id),
+        ),
+        audits=(
+            audit_row(
+                ctx,
+                r.identity,
+                "record",
+                r.id,
+                "remove",
+                _record_state(r),
+                {"status": "removed", "version": version},
+                version,
+            ),
+        ),
     )
-    return Outcome("approved", "DELETED", r.id, version)
 
 
 def reinforce_op(owner: Owner, record_id: str, *, clock: Any, limits: Limits) -> Op[Record]:
@@ -395,24 +532,24 @@ def reinforce_op(owner: Owner, record_id: str, *, clock: Any, limits: Limits) ->
         raise ValidationError(f"record {record_id} is not active: only active records reinforce")
     ctx = CommitContext(owner, r.identity, now, "api", None, r.trust, {}, limits)
     conf = reinforced_confidence(r.confidence)
-    yield Query(
-        "UPDATE mg_records SET confidence = %s WHERE scope_id = %s AND id = %s",
-        (conf, r.identity.scope_id, r.id),
-        fetch="none",
-    )
-    yield from audit(
-        ctx,
-        r.identity,
-        "record",
-        r.id,
-        "reinforce",
-        {"confidence": r.confidence},
-        {"confidence": conf},
-        r.version,
-    )
     row = yield Query(
-        f"SELECT {RECORD_COLS} FROM mg_records WHERE scope_id = %s AND id = %s",
-        (r.identity.scope_id, r.id),
+        f"WITH w0 AS ({_AUDIT_INSERT}{_AUDIT_VALUES}) UPDATE mg_records SET confidence = %s "
+        f"WHERE scope_id = %s AND id = %s RETURNING {RECORD_COLS}",
+        (
+            *audit_row(
+                ctx,
+                r.identity,
+                "record",
+                r.id,
+                "reinforce",
+                {"confidence": r.confidence},
+                {"confidence": conf},
+                r.version,
+            ),
+            conf,
+            r.identity.scope_id,
+            r.id,
+        ),
         fetch="one",
     )
     return record_from_row(row)
