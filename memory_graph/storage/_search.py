@@ -31,6 +31,7 @@ from ..query import STANDING_KINDS, STANDING_TRUSTS, merge_hits, plan_queries
 from ..rank import (
     CorpusStats,
     Document,
+    Ranked,
     corpus_stats,
     is_stop_term,
     query_terms,
@@ -38,10 +39,16 @@ from ..rank import (
     term_of,
 )
 from ..render import render_snapshot
-from ..tokenize import index_text, index_tokens, tokenize
+from ..tokenize import index_tokens, tokenize
 from ..validate import KINDS, SENSITIVITIES, TRUSTS, aware
 from ._driver import Op, Query
-from ._rows import RECORD_COLS, record_from_row, visible
+from ._rows import (
+    RECORD_COLS,
+    identity_from_row,
+    knowledge_from_json,
+    record_from_row,
+    visible,
+)
 
 __all__ = [
     "RERANK_DEPTH",
@@ -64,6 +71,10 @@ RERANK_DEPTH = 200
 
 _R_COLS = ", ".join("r." + c.strip() for c in RECORD_COLS.split(","))
 _MAX_DISAGREEMENT_IDS = 4
+_SLIM_COLS = (
+    "r.scope_id, r.id::text AS id, r.level, r.agent_key, r.workspace_key, r.content, "
+    "r.knowledge, r.trust, r.confidence, r.version, r.content_hash, r.sensitivity"
+)
 
 
 class SearchArgs:
@@ -307,7 +318,7 @@ WITH hits AS MATERIALIZED (
     ORDER BY pre DESC, th.record_id
     LIMIT %s
 )
-SELECT {_R_COLS}, top.pre, (SELECT n FROM pool) AS pool_n,
+SELECT {_SLIM_COLS}, top.pre, (SELECT n FROM pool) AS pool_n,
        (SELECT json_object_agg(term, df) FROM df) AS dfs
 FROM top CROSS JOIN LATERAL (
     SELECT * FROM mg_records r0 WHERE r0.scope_id = %s AND r0.id = top.record_id OFFSET 0
@@ -387,63 +398,36 @@ _TOKEN_CACHE: OrderedDict[tuple[str, str, int, str], tuple[str, ...]] = OrderedD
 _TOKEN_CACHE_SIZE = 50_000
 
 
-def _doc_tokens(record: Record) -> tuple[str, ...]:
-    """Index tokens with repeats, cached per record version (the stored array is a set)."""
-    key = (record.identity.scope_id, record.id, record.version, record.content_hash)
-    cached = _TOKEN_CACHE.get(key)
-    if cached is not None:
+def _row_document(row: Mapping[str, Any]) -> Document:
+    """A ranking document from a candidate row (:data:`_SLIM_COLS` or the record columns)."""
+    key = (row["scope_id"], str(row["id"]), int(row["version"]), row["content_hash"])
+    knowledge = knowledge_from_json(row["knowledge"]) if row["knowledge"] else None
+    tokens = _TOKEN_CACHE.get(key)
+    if tokens is not None:
         _TOKEN_CACHE.move_to_end(key)
-        return cached
-    tokens = tuple(index_tokens(record.content, record.knowledge))
-    _TOKEN_CACHE[key] = tokens
-    if len(_TOKEN_CACHE) > _TOKEN_CACHE_SIZE:
-        _TOKEN_CACHE.popitem(last=False)
-    return tokens
-
-
-def _document(record: Record) -> Document:
-    ck = f"{record.identity.scope_id}|{record.id}|{record.version}|{record.content_hash}"
+    else:
+        # Index tokens with repeats, cached per record version (the stored array is a set).
+        tokens = tuple(index_tokens(row["content"], knowledge))
+        _TOKEN_CACHE[key] = tokens
+        if len(_TOKEN_CACHE) > _TOKEN_CACHE_SIZE:
+            _TOKEN_CACHE.popitem(last=False)
     return Document(
-        id=record.id,
-        tokens=_doc_tokens(record),
-        text=index_text(record.content, record.knowledge),
-        trust=record.trust,
-        confidence=record.confidence,
-        precedence=record.identity.precedence,
-        dedup_key=f"{record.content_hash}|{record.knowledge!r}",
-        sensitive=record.sensitivity == "sensitive",
-        cache_key=ck,
+        id=key[1],
+        tokens=tokens,
+        text=row["content"],
+        trust=row["trust"],
+        confidence=float(row["confidence"]),
+        precedence=identity_from_row(row).precedence,
+        dedup_key=f"{row['content_hash']}|{knowledge!r}",
+        sensitive=row["sensitivity"] == "sensitive",
+        cache_key="|".join(map(str, key)),
     )
 
 
-def rank_hits(
-    rows: Sequence[Mapping[str, Any]],
-    query: str,
-    *,
-    limit: int,
-    disagreements: Mapping[str, Disagreement] | None = None,
-    include_sensitive: bool = True,
-) -> list[SearchHit]:
-    """Rank candidate rows for a query.
-
-    Args:
-        rows: Rows from :func:`build_candidate_query` (record columns plus ``pool_n``).
-        query: The query text.
-        limit: Top-K.
-        disagreements: Disagreement by record id (:func:`disagreements_from_rows`).
-        include_sensitive: Keep sensitive rows (the SQL already applied the filter).
-
-    Returns:
-        At most ``limit`` hits, best first, duplicates dropped before the limit.
-    """
-    records = {}
-    docs: list[Document] = []
-    for row in rows:
-        record = record_from_row(row)
-        records[record.id] = record
-        docs.append(_document(record))
-    if not docs:
-        return []
+def _rank_rows(
+    rows: Sequence[Mapping[str, Any]], query: str, *, limit: int, include_sensitive: bool
+) -> list[Ranked]:
+    docs = [_row_document(row) for row in rows]
     pool_n = max(int(rows[0].get("pool_n") or 0), len(docs))
     stats: CorpusStats = corpus_stats(docs, n_docs=pool_n)
     pool_df = rows[0].get("dfs")
@@ -453,12 +437,46 @@ def rank_hits(
         df = dict(stats.df)
         df.update({str(t): int(v) for t, v in pool_df.items()})
         stats = CorpusStats(n_docs=pool_n, avgdl=stats.avgdl, df=df)
-    ranked = rank(query, docs, limit=limit, stats=stats, include_sensitive=include_sensitive)
+    return rank(query, docs, limit=limit, stats=stats, include_sensitive=include_sensitive)
+
+
+def rank_hits(
+    rows: Sequence[Mapping[str, Any]],
+    query: str,
+    *,
+    limit: int,
+    disagreements: Mapping[str, Disagreement] | None = None,
+    include_sensitive: bool = True,
+    records: Mapping[str, Record] | None = None,
+) -> list[SearchHit]:
+    """Rank candidate rows for a query.
+
+    Args:
+        rows: Rows from :func:`build_candidate_query`.
+        query: The query text.
+        limit: Top-K.
+        disagreements: Disagreement by record id (:func:`disagreements_from_rows`).
+        include_sensitive: Keep sensitive rows (the SQL already applied the filter).
+        records: Full records by id, when ``rows`` carry only the ranking columns.
+
+    Returns:
+        At most ``limit`` hits, best first, duplicates dropped before the limit.
+    """
+    if not rows:
+        return []
+    ranked = _rank_rows(rows, query, limit=limit, include_sensitive=include_sensitive)
+    by_id = {str(row["id"]): row for row in rows}
     dis = disagreements or {}
-    return [
-        SearchHit(record=records[r.doc.id], score=r.score, disagreement=dis.get(r.doc.id))
-        for r in ranked
-    ]
+    hits = []
+    for r in ranked:
+        if records is not None:
+            if r.doc.id not in records:  # changed visibility since the first statement
+                continue
+            record = records[r.doc.id]
+        else:
+            record = record_from_row(by_id[r.doc.id])
+        hits.append(SearchHit(record=record, score=r.score, disagreement=dis.get(r.doc.id)))
+    return hits
 
 
 def _as_of(as_of: datetime | None, clock: Clock) -> datetime:
@@ -507,7 +525,19 @@ def search_op(
     dsql, dparams = build_disagreement_query(owner, as_of=at)
     drows = yield Query(dsql, dparams)
     by_id, _groups = disagreements_from_rows(drows)
-    return rank_hits(rows, args.query, limit=args.limit, disagreements=by_id)
+    if plan is None:
+        return rank_hits(rows, args.query, limit=args.limit, disagreements=by_id)
+    # Candidates carry only the ranking columns; the full records are read for the top-K.
+    ranked = _rank_rows(rows, args.query, limit=args.limit, include_sensitive=True)
+    if not ranked:
+        return []
+    cond, cparams = visible(owner, "r")
+    full = yield Query(
+        f"SELECT {_R_COLS} FROM mg_records r WHERE {cond} AND r.id = ANY(%s::uuid[])",
+        [*cparams, [r.doc.id for r in ranked]],
+    )
+    records = {str(row["id"]): record_from_row(row) for row in full}
+    return rank_hits(rows, args.query, limit=args.limit, disagreements=by_id, records=records)
 
 
 def snapshot_from_hits(
