@@ -58,11 +58,13 @@ WITH docs AS (
     FROM docs RETURNING scope_id, id, tokens
 ), tok AS (
     INSERT INTO mg_record_tokens (scope_id, token, record_id)
-    SELECT scope_id, unnest(tokens), id FROM ins RETURNING scope_id, token, record_id
+    SELECT scope_id, t, id FROM ins, unnest(tokens) t ORDER BY 1, 2
+    RETURNING scope_id, token, record_id
 )
 INSERT INTO mg_postings (scope_id, token, agent_key, workspace_key, record_id, sensitivity,
                          kind, trust, expires_at)
-SELECT scope_id, token, '', '', record_id, 'private', 'fact', 'user-confirmed', NULL FROM tok
+SELECT scope_id, token, '', '', record_id, 'private', 'fact', 'user-confirmed', NULL
+FROM tok ORDER BY 1, 2
 """
 
 
@@ -72,6 +74,8 @@ def load(
     """Insert ``n`` synthetic records for ``scope`` (or for many scopes, ``per`` each)."""
     # The statement fills mg_postings itself, so the token trigger is skipped for the load.
     conn.execute("SET session_replication_role = replica")
+    conn.execute("SET synchronous_commit = off")
+    conn.execute("SET work_mem = '256MB'")
     conn.execute(
         _LOAD,
         {"vocab": VOCAB, "words": WORDS_PER_DOC, "per": per, "seed": seed, "scope": scope, "n": n},

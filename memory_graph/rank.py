@@ -11,6 +11,7 @@ pool of ``N`` documents with mean length ``avgdl``::
 
     idf(q)  = ln(1 + (N - df(q) + 0.5) / (df(q) + 0.5))
     tf'     = tf(q, D) * (k1 + 1) / (tf(q, D) + k1 * (1 - b + b * |D| / avgdl))
+              (b = b_cjk for a document whose tokens are mostly CJK, else b)
     bm25    = sum_q  w_q * idf(q) * tf'
     cover   = sum_{q in D} w_q * idf(q)  /  sum_q w_q * idf(q)          (0..1)
     phrase  = P_whole  if the whole normalised query occurs in D's normalised text
@@ -151,6 +152,9 @@ class RankParams:
 
     k1: float = 1.2
     b: float = 0.75
+    b_cjk: float = 1.0
+    """``b`` for documents whose tokens are mostly CJK (CJK unigrams and pairs inflate ``|D|``,
+    and short CJK statements should not lose to long ones that mention a character)."""
     cjk_unigram_weight: float = 0.3
     gamma: float = 1.0
     phrase_whole: float = 1.0
@@ -284,6 +288,7 @@ def _idf(n_docs: int, df: int) -> float:
 def _relevance(
     counts: Mapping[str, int],
     dl: int,
+    b: float,
     adjacent: set[tuple[str, str]] | None,
     norm_text: str | None,
     query: QueryTerms,
@@ -292,7 +297,7 @@ def _relevance(
     params: RankParams,
 ) -> float:
     """``rel`` of the module docstring (0 when no query term matches)."""
-    norm = params.k1 * (1.0 - params.b + params.b * dl / max(stats.avgdl, 1e-9))
+    norm = params.k1 * (1.0 - b + b * dl / max(stats.avgdl, 1e-9))
     bm25 = 0.0
     covered = 0.0
     total = 0.0
@@ -333,6 +338,7 @@ class _Prepared:
     dl: int
     adjacent: set[tuple[str, str]] | None
     norm_text: str | None
+    cjk: bool = False
 
 
 _PREPARED: OrderedDict[tuple[str, bool], _Prepared] = OrderedDict()
@@ -350,7 +356,7 @@ def _prepare(doc: Document, params: RankParams, *, need_pairs: bool, need_text: 
         hit = _PREPARED.get(ck)
         if hit is not None:
             _PREPARED.move_to_end(ck)
-            return _Prepared(doc, hit.counts, hit.dl, hit.adjacent, hit.norm_text)
+            return _Prepared(doc, hit.counts, hit.dl, hit.adjacent, hit.norm_text, hit.cjk)
         need_pairs = need_text = True
     terms = _terms(doc.tokens, params)
     prepared = _Prepared(
@@ -359,6 +365,7 @@ def _prepare(doc: Document, params: RankParams, *, need_pairs: bool, need_text: 
         dl=len(terms),
         adjacent=set(zip(terms, terms[1:], strict=False)) if need_pairs else None,
         norm_text=(_phrase_text(doc.tokens) or None) if need_text and doc.text else None,
+        cjk=2 * sum(1 for t in doc.tokens if is_cjk(t[0])) > len(doc.tokens),
     )
     if doc.cache_key is not None:
         _PREPARED[(doc.cache_key, params.stem)] = prepared
@@ -372,7 +379,17 @@ def _score_all(
 ) -> list[float]:
     idf = {t: _idf(stats.n_docs, stats.df.get(t, 0)) for t in qt.weights}
     return [
-        _relevance(p.counts, p.dl, p.adjacent, p.norm_text, qt, idf, stats, params)
+        _relevance(
+            p.counts,
+            p.dl,
+            params.b_cjk if p.cjk else params.b,
+            p.adjacent,
+            p.norm_text,
+            qt,
+            idf,
+            stats,
+            params,
+        )
         for p in prepared
     ]
 
