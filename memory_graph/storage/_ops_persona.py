@@ -18,6 +18,7 @@ A persona row is keyed by ``(scope_id, agent_key)``: one per user and assistant 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
@@ -32,6 +33,8 @@ __all__ = [
     "complete_onboarding_op",
     "ensure_bootstrap_op",
     "get_persona_op",
+    "persona_from_row",
+    "persona_sql",
     "set_persona_op",
 ]
 
@@ -61,7 +64,17 @@ def _check_text(field: str, value: object) -> str:
     return value
 
 
-def _persona(row: dict[str, Any]) -> Persona:
+def persona_sql(owner: Owner) -> tuple[str, tuple[Any, ...]]:
+    """The owner's persona row (columns of :func:`persona_from_row`), and the params."""
+    return _SELECT, (owner.scope_id, owner.agent_key)
+
+
+def persona_from_row(row: Mapping[str, Any]) -> Persona:
+    """A :class:`Persona` from a row of :func:`persona_sql`."""
+    return _persona(row)
+
+
+def _persona(row: Mapping[str, Any]) -> Persona:
     onboarded = row["onboarded_at"]
     updated = row["updated_at"]
     return Persona(

@@ -9,6 +9,7 @@ it commits against.
 from __future__ import annotations
 
 import uuid
+from datetime import datetime
 from typing import Any
 
 from psycopg.types.json import Jsonb
@@ -20,6 +21,7 @@ from ..validate import expiry
 from ._driver import Op, Query
 from ._ops_records import (
     CommitContext,
+    Locked,
     Outcome,
     active_count_sql,
     audit_row,
@@ -39,14 +41,15 @@ __all__ = [
     "apply_set_preference",
     "lock_preference",
     "lock_profile",
+    "pref_row",
+    "profile_row",
 ]
 
 
-def _pref_row(ctx: CommitContext, key: str, *, count: bool) -> Op[dict[str, Any]]:
+def pref_row(ident: Identity, key: str, now: datetime, *, count: bool) -> Op[dict[str, Any]]:
     """The (identity, key) row locked, or all-``None`` columns; with ``count``, also the
-    identity's active row count when the key is not active (the capacity check needs it)."""
-    ident = ctx.identity
-    count_sql, count_params = active_count_sql(ident, ctx.now)
+    identity's active row count at ``now`` when the key is not active (for capacity)."""
+    count_sql, count_params = active_count_sql(ident, now)
     row = yield Query(
         f"SELECT r.*, CASE WHEN %s AND r.status IS DISTINCT FROM 'active' THEN {count_sql} "
         "END AS active_n FROM (SELECT 1) one LEFT JOIN LATERAL "
@@ -77,14 +80,17 @@ def lock_preference(ident: Identity, key: str) -> Op[None]:
 
 
 def apply_set_preference(
-    ctx: CommitContext, base_version: int | None, args: dict[str, Any]
+    ctx: CommitContext,
+    base_version: int | None,
+    args: dict[str, Any],
+    locked: Locked | None = None,
 ) -> Op[Outcome]:
     """Seed semantics (DESIGN §3): UNCHANGED / CREATED / UPDATED, stale writes conflicted.
 
     The caller holds :func:`lock_preference` for the key.
     """
     ident, key, value = ctx.identity, args["key"], args["value"]
-    found = yield from _pref_row(ctx, key, count=True)
+    found = locked.row if locked else (yield from pref_row(ident, key, ctx.now, count=True))
     row = found if found["id"] is not None else None
     current = 0 if row is None else int(row["version"])
     updated_at = ctx.updated_at
@@ -206,14 +212,17 @@ def apply_set_preference(
 
 
 def apply_delete_preference(
-    ctx: CommitContext, base_version: int | None, args: dict[str, Any]
+    ctx: CommitContext,
+    base_version: int | None,
+    args: dict[str, Any],
+    locked: Locked | None = None,
 ) -> Op[Outcome]:
     """Delete a key: DELETED with the previous value, or UNCHANGED (revision 0) if missing.
 
     The caller holds :func:`lock_preference` for the key.
     """
     ident, key = ctx.identity, args["key"]
-    row = yield from _pref_row(ctx, key, count=False)
+    row = locked.row if locked else (yield from pref_row(ident, key, ctx.now, count=False))
     state = _pref_state(row)
     if state is None:
         return Outcome(
@@ -257,19 +266,28 @@ def lock_profile(scope: str) -> Op[None]:
     yield from lock("profile", scope)
 
 
+def profile_row(scope: str) -> Op[dict[str, Any] | None]:
+    """The user's profile row locked ``FOR UPDATE`` (``None`` when there is none)."""
+    row = yield Query(
+        "SELECT fields, revision, updated_at FROM mg_profiles WHERE scope_id = %s FOR UPDATE",
+        (scope,),
+        fetch="one",
+    )
+    return row  # type: ignore[no-any-return]
+
+
 def apply_patch_profile(
-    ctx: CommitContext, base_version: int | None, args: dict[str, Any]
+    ctx: CommitContext,
+    base_version: int | None,
+    args: dict[str, Any],
+    locked: Locked | None = None,
 ) -> Op[Outcome]:
     """Patch semantics: only named fields change; ``None`` deletes; identical is unchanged.
 
     The caller holds :func:`lock_profile`.
     """
     scope = ctx.owner.scope_id
-    row = yield Query(
-        "SELECT fields, revision, updated_at FROM mg_profiles WHERE scope_id = %s FOR UPDATE",
-        (scope,),
-        fetch="one",
-    )
+    row = locked.row if locked else (yield from profile_row(scope))
     fields: dict[str, str] = dict(row["fields"]) if row else {}
     current = int(row["revision"]) if row else 0
     patch: dict[str, str | None] = args["patch"]

@@ -1,4 +1,6 @@
-"""Proposal ops: propose, decide (the only commit path), inbox, trusted writes and grants.
+"""Proposal ops: decide (the only commit path), inbox, trusted writes and grants.
+
+Propose lives in :mod:`._ops_propose` (re-exported here).
 
 Concurrency: :func:`decide_op` locks the proposal row (``SELECT ... FOR UPDATE``) and reads
 its status after the lock, so of N concurrent deciders exactly one commits and the others get
@@ -10,7 +12,7 @@ writes of a commit, the proposal's final state and the audit rows go in one stat
 from __future__ import annotations
 
 import uuid
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from psycopg.types.json import Jsonb
@@ -21,12 +23,10 @@ from .._time import Clock, format_utc
 from .._types import CommitResult, Grant, Limits, Proposal, Trust
 from ..errors import (
     ConflictError,
-    IdempotencyConflictError,
     NotFoundError,
     StaleWriteError,
     ValidationError,
 )
-from ..proposals import default_idempotency_key, payload_hash, proposal_id, render_diff
 from ._driver import Op, Query
 from ._ops_prefs import (
     apply_delete_preference,
@@ -35,9 +35,11 @@ from ._ops_prefs import (
     lock_preference,
     lock_profile,
 )
+from ._ops_propose import commit_context, guard_args, propose_op, propose_row
 from ._ops_reads import get_record_op
 from ._ops_records import (
     CommitContext,
+    Locked,
     Outcome,
     apply_add,
     apply_remove,
@@ -66,66 +68,6 @@ __all__ = [
     "propose_op",
     "trusted_write_op",
 ]
-
-
-def _guard(operation: str, args: dict[str, Any]) -> dict[str, Any]:
-    from ..guard import check
-
-    verdict = check(v.guard_text(operation, args))
-    if not verdict.allowed:
-        raise ValidationError(
-            f"blocked by the sensitive-data guard (category: {verdict.category}): "
-            "this content is not stored; remove the sensitive part"
-        )
-    return verdict.to_json()
-
-
-def _target_identity(owner: Owner, operation: str, level: Any) -> Identity:
-    if operation == "patch_profile":
-        return owner.identity("user")  # the profile is one document per user
-    return owner.identity(v.identity_level(level))
-
-
-def _before(
-    owner: Owner, ident: Identity, operation: str, args: dict[str, Any], target_id: str | None
-) -> Op[tuple[str | None, int | None, dict[str, Any] | None]]:
-    """Resolve (target_id, current version, current state) at propose time."""
-    if operation in ("set_preference", "delete_preference"):
-        key = args["key"]
-        if target_id is not None and target_id != key:
-            raise ValidationError(
-                f"target_id {target_id!r} does not match the preference key {key!r}: "
-                "omit target_id or pass the normalised key"
-            )
-        row = yield Query(
-            "SELECT content, version, status FROM mg_records WHERE scope_id = %s AND "
-            "agent_key = %s AND workspace_key = %s AND kind = 'preference' AND key = %s",
-            (ident.scope_id, ident.agent_key, ident.workspace_key, key),
-            fetch="one",
-        )
-        if row is None:
-            return key, 0, None
-        state = {"value": row["content"]} if row["status"] == "active" else None
-        return key, int(row["version"]), state
-    if operation == "patch_profile":
-        row = yield Query(
-            "SELECT fields, revision FROM mg_profiles WHERE scope_id = %s",
-            (owner.scope_id,),
-            fetch="one",
-        )
-        if row is None:
-            return None, 0, {"fields": {}}
-        return None, int(row["revision"]), {"fields": row["fields"]}
-    if operation == "add":
-        return None, None, None
-    if not isinstance(target_id, str):
-        raise ValidationError(f"{operation} needs target_id: the id of the record to change")
-    rec = yield from get_record_op(owner, target_id)
-    if rec.kind == "preference" and rec.key is not None:
-        raise ValidationError(
-            f"record {target_id} is a keyed preference: use set_preference / delete_preference"
-        )
-    return rec.id, rec.version, {"content": rec.content, "kind": rec.kind}
 
 
 def _select_proposal(owner: Owner, pid: str, *, lock: bool) -> Op[dict[str, Any] | None]:
@@ -169,164 +111,6 @@ def _lock_for_decision(owner: Owner, pid: str, *, apply: bool) -> Op[dict[str, A
     return row  # type: ignore[no-any-return]
 
 
-def propose_op(
-    owner: Owner,
-    operation: Any,
-    args: Any,
-    *,
-    level: Any = "user",
-    target_id: str | None = None,
-    base_version: int | None = None,
-    idempotency_key: str | None = None,
-    evidence: Any = None,
-    thread_id: str | None = None,
-    ttl: timedelta | None = None,
-    clock: Clock,
-    limits: Limits,
-) -> Op[Proposal]:
-    """Create (or replay) a proposal. Validates and guards the args fully; writes no memory."""
-    row, _ = yield from _propose(
-        owner,
-        operation,
-        args,
-        level=level,
-        target_id=target_id,
-        base_version=base_version,
-        idempotency_key=idempotency_key,
-        evidence=evidence,
-        thread_id=thread_id,
-        ttl=ttl,
-        clock=clock,
-        limits=limits,
-    )
-    return proposal_from_row(row)
-
-
-def _propose(
-    owner: Owner,
-    operation: Any,
-    args: Any,
-    *,
-    level: Any,
-    target_id: str | None,
-    base_version: int | None,
-    idempotency_key: str | None,
-    evidence: Any,
-    thread_id: str | None,
-    ttl: timedelta | None,
-    clock: Clock,
-    limits: Limits,
-) -> Op[tuple[dict[str, Any], bool]]:
-    """:func:`propose_op`, returning the proposal row and whether this call inserted it."""
-    op = v.operation(operation)
-    ident = _target_identity(owner, op, level)
-    norm = v.operation_args(op, args, limits)
-    ev = v.evidence(evidence)
-    if thread_id is not None:
-        thread_id = v.text("thread_id", thread_id, max_bytes=512)
-    thread_id = thread_id or ev.get("thread_id")
-    if base_version is not None and (
-        isinstance(base_version, bool) or not isinstance(base_version, int) or base_version < 0
-    ):
-        raise ValidationError("base_version must be a non-negative integer or None")
-    ttl = limits.proposal_ttl if ttl is None else ttl
-    if not isinstance(ttl, timedelta) or ttl <= timedelta(0):
-        raise ValidationError("ttl must be a positive timedelta")
-    if idempotency_key is not None:
-        idempotency_key = v.text("idempotency_key", idempotency_key, max_bytes=256)
-    now = clock()
-    updated_at = v.aware(ev["observed_at"], "observed_at") if "observed_at" in ev else now
-    if "expires_at" in norm:
-        v.expiry(norm["expires_at"], updated_at if op == "set_preference" else max(updated_at, now))
-    verdict = _guard(op, norm)
-    target, current, before = yield from _before(owner, ident, op, norm, target_id)
-    base = current if base_version is None else base_version
-    key = idempotency_key or default_idempotency_key(
-        op, ident.level, (ident.agent_key, ident.workspace_key), target, norm, ev
-    )
-    pid = proposal_id(owner.scope_id, key)
-    phash = payload_hash(op, ident.level, target, norm)
-    ctx = _ctx(owner, ident, now, "system", pid, "user-confirmed", ev, limits)
-    proposed = audit_row(
-        ctx,
-        ident,
-        "proposal",
-        pid,
-        "proposed",
-        None,
-        {"operation": op, "target_id": target, "base_version": base, "args": norm},
-        None,
-    )
-    for _ in range(2):
-        # Insert-or-read in one statement; the audit row is written only with a new row. A
-        # concurrent insert not yet visible to this statement's snapshot reads as no row: retry.
-        row = yield Query(
-            "WITH ins AS (INSERT INTO mg_proposals (scope_id, id, level, agent_key, "
-            "workspace_key, operation, target_id, base_version, args, payload_hash, diff, "
-            "evidence, guard, status, idempotency_key, thread_id, created_at, expires_at) "
-            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, 'pending', %s, %s, %s, "
-            "%s) ON CONFLICT (scope_id, id) DO NOTHING RETURNING *), "
-            "aud AS (INSERT INTO mg_audit (scope_id, agent_key, workspace_key, target_kind, "
-            "target_id, action, before, after, version, proposal_id, actor, at) "
-            "SELECT %s::text, %s::text, %s::text, %s::text, %s::text, %s::text, %s::jsonb, "
-            "%s::jsonb, %s::integer, %s::text, %s::text, %s::timestamptz FROM ins) "
-            "SELECT true AS inserted, ins.* FROM ins UNION ALL "
-            "SELECT false AS inserted, p.* FROM mg_proposals p WHERE p.scope_id = %s "
-            "AND p.id = %s AND NOT EXISTS (SELECT 1 FROM ins)",
-            (
-                owner.scope_id,
-                pid,
-                ident.level,
-                ident.agent_key,
-                ident.workspace_key,
-                op,
-                target,
-                base,
-                Jsonb(norm),
-                phash,
-                render_diff(op, norm, before),
-                Jsonb(ev),
-                Jsonb(verdict),
-                key,
-                thread_id,
-                now,
-                now + ttl,
-                *proposed,
-                owner.scope_id,
-                pid,
-            ),
-            fetch="one",
-        )
-        if row is None:
-            continue
-        if row["inserted"]:
-            return row, True
-        same_identity = (row["agent_key"], row["workspace_key"]) == (
-            ident.agent_key,
-            ident.workspace_key,
-        )
-        if not same_identity or row["payload_hash"] != phash:
-            raise IdempotencyConflictError(
-                f"idempotency key {key!r} was already used for a different payload: "
-                "use a new idempotency key"
-            )
-        return row, False
-    raise ConflictError("a concurrent proposal with the same id appeared: retry")  # unreachable
-
-
-def _ctx(
-    owner: Owner,
-    ident: Identity,
-    now: datetime,
-    actor: str,
-    pid: str | None,
-    trust: Trust,
-    ev: dict[str, Any],
-    limits: Limits,
-) -> CommitContext:
-    return CommitContext(owner, ident, now, actor, pid, trust, ev, limits)
-
-
 def _finish(
     ctx: CommitContext,
     row: dict[str, Any],
@@ -367,19 +151,21 @@ def _finish(
     return result
 
 
-def _apply(ctx: CommitContext, row: dict[str, Any], args: dict[str, Any]) -> Op[Outcome]:
+def _apply(
+    ctx: CommitContext, row: dict[str, Any], args: dict[str, Any], locked: Locked | None
+) -> Op[Outcome]:
     op, base = row["operation"], row["base_version"]
     if op == "add":
         return (yield from apply_add(ctx, args))
     if op == "replace":
-        return (yield from apply_replace(ctx, row["target_id"], base, args))
+        return (yield from apply_replace(ctx, row["target_id"], base, args, locked))
     if op == "remove":
-        return (yield from apply_remove(ctx, row["target_id"], base))
+        return (yield from apply_remove(ctx, row["target_id"], base, locked))
     if op == "set_preference":
-        return (yield from apply_set_preference(ctx, base, args))
+        return (yield from apply_set_preference(ctx, base, args, locked))
     if op == "delete_preference":
-        return (yield from apply_delete_preference(ctx, base, args))
-    return (yield from apply_patch_profile(ctx, base, args))
+        return (yield from apply_delete_preference(ctx, base, args, locked))
+    return (yield from apply_patch_profile(ctx, base, args, locked))
 
 
 def decide_op(
@@ -424,8 +210,12 @@ def _decide(
     clock: Clock,
     limits: Limits,
     trust: Trust | None,
+    locked: Locked | None = None,
 ) -> Op[CommitResult]:
-    """Decide a proposal row this transaction holds, with its target's lock (if it applies)."""
+    """Decide a proposal row this transaction holds, with its target's lock (if it applies).
+
+    ``locked``: the target as read under its lock by this transaction's propose, if any.
+    """
     pid = row["id"]
     if row["status"] != "pending":
         return commit_result_from_json(row["result"])
@@ -437,10 +227,10 @@ def _decide(
         new_args = v.operation_args(op, args, limits)
         if op in ("set_preference", "delete_preference") and new_args["key"] != row["target_id"]:
             raise ValidationError("an edit cannot change the preference key: propose a new write")
-        _guard(op, new_args)
+        guard_args(op, new_args)
     # A grant always writes agent-observed; otherwise an explicit add trust, else confirmed.
     trust_: Trust = trust or new_args.get("trust") or "user-confirmed"
-    ctx = _ctx(owner, ident, now, actor, pid, trust_, row["evidence"], limits)
+    ctx = commit_context(owner, ident, now, actor, pid, trust_, row["evidence"], limits)
     record = {"decision": dec, "message": message, "args": args if dec == "edit" else None}
     if now >= row["expires_at"]:
         res = CommitResult(
@@ -453,7 +243,7 @@ def _decide(
     if dec == "reject":
         res = CommitResult(pid, "rejected", op, message=message or "")
         return (yield from _finish(ctx, row, "rejected", res, record))
-    out = yield from _apply(ctx, row, new_args)
+    out = yield from _apply(ctx, row, new_args, locked)
     res = CommitResult(
         pid,
         "approved" if out.status == "approved" else "conflicted",
@@ -516,7 +306,15 @@ def trusted_write_op(
     elif operation == "add":
         ident = owner.identity(v.identity_level(level))
         yield from lock("records", ident.scope_id, ident.agent_key, ident.workspace_key)
-    row, inserted = yield from _propose(
+    # One instant for the whole write, read once the lock is held (a write that waited for
+    # the lock is later than the one it waited for): the target read at propose time is the
+    # one applied.
+    now = clock()
+
+    def fixed() -> datetime:
+        return now
+
+    row, inserted, locked = yield from propose_row(
         owner,
         operation,
         args,
@@ -527,16 +325,19 @@ def trusted_write_op(
         evidence=evidence,
         thread_id=None,
         ttl=None,
-        clock=clock,
+        clock=fixed,
         limits=limits,
+        lock_target=True,
     )
     if inserted:
-        # This transaction created the row: no one else can see it, so it needs no row lock,
-        # and the target's lock is already held.
-        res = yield from _decide(owner, row, "approve", None, None, "api", clock, limits, None)
+        # This transaction created the row: no one else can see it, so it needs no row lock;
+        # the target's lock is held and the target was read under it.
+        res = yield from _decide(
+            owner, row, "approve", None, None, "api", fixed, limits, None, locked
+        )
     else:
         res = yield from decide_op(
-            owner, row["id"], "approve", actor="api", clock=clock, limits=limits
+            owner, row["id"], "approve", actor="api", clock=fixed, limits=limits
         )
     if res.status == "conflicted" and operation not in ("replace", "remove"):
         if res.details.get("reason") == "stale":
@@ -590,7 +391,7 @@ def create_grant_op(
         fetch="one",
     )
     ident = _exact_identity(owner)
-    ctx = _ctx(owner, ident, now, "api", None, "user-confirmed", {}, Limits())
+    ctx = commit_context(owner, ident, now, "api", None, "user-confirmed", {}, Limits())
     yield from audit(
         ctx,
         ident,

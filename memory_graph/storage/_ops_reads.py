@@ -8,7 +8,7 @@ Every query is restricted to the owner's visible identities with :func:`._rows.v
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -26,6 +26,8 @@ __all__ = [
     "get_profile_op",
     "get_record_op",
     "list_records_op",
+    "preferences_from_rows",
+    "preferences_sql",
 ]
 
 
@@ -55,6 +57,29 @@ def get_profile_op(owner: Owner) -> Op[Profile]:
     return profile_from_row(row)
 
 
+def preferences_sql(
+    owner: Owner, at: datetime, cols: str = RECORD_COLS
+) -> tuple[str, list[Any]]:
+    """The owner's active keyed preferences at ``at`` (``cols``), and the params."""
+    cond, params = visible(owner)
+    return (
+        f"SELECT {cols} FROM mg_records WHERE {cond} AND kind = 'preference' "
+        "AND key IS NOT NULL AND status = 'active' AND (expires_at IS NULL OR expires_at > %s)",
+        [*params, at],
+    )
+
+
+def preferences_from_rows(rows: Iterable[Mapping[str, Any]]) -> list[Preference]:
+    """Preferences sorted by key then precedence; shadowed ones are ``overridden``."""
+    ordered = sorted(rows, key=lambda r: (r["key"], IDENTITY_LEVELS.index(r["level"])))
+    out: list[Preference] = []
+    seen: set[str] = set()
+    for r in ordered:
+        out.append(preference_from_row(r, overridden=r["key"] in seen))
+        seen.add(r["key"])
+    return out
+
+
 def get_preferences_op(
     owner: Owner, *, as_of: datetime | None = None, clock: Clock
 ) -> Op[list[Preference]]:
@@ -62,20 +87,9 @@ def get_preferences_op(
 
     The first entry of a key is its effective value; shadowed ones are ``overridden``.
     """
-    at = _as_of(as_of, clock)
-    cond, params = visible(owner)
-    rows = yield Query(
-        f"SELECT {RECORD_COLS} FROM mg_records WHERE {cond} AND kind = 'preference' "
-        "AND key IS NOT NULL AND status = 'active' AND (expires_at IS NULL OR expires_at > %s)",
-        (*params, at),
-    )
-    rows.sort(key=lambda r: (r["key"], IDENTITY_LEVELS.index(r["level"])))
-    out: list[Preference] = []
-    seen: set[str] = set()
-    for r in rows:
-        out.append(preference_from_row(r, overridden=r["key"] in seen))
-        seen.add(r["key"])
-    return out
+    sql, params = preferences_sql(owner, _as_of(as_of, clock))
+    rows = yield Query(sql, params)
+    return preferences_from_rows(rows)
 
 
 def get_record_op(owner: Owner, record_id: str) -> Op[Record]:

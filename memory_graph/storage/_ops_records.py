@@ -43,8 +43,10 @@ __all__ = [
     "content_hash",
     "delete_tokens_query",
     "drop_tokens",
+    "Locked",
     "insert_tokens_query",
     "lock",
+    "locked_record",
     "record_tokens",
     "reinforce_op",
     "reinforced_confidence",
@@ -105,6 +107,16 @@ class Outcome:
     details: dict[str, Any] = field(default_factory=dict)
     writes: tuple[Query, ...] = ()
     audits: tuple[tuple[Any, ...], ...] = ()
+
+
+@dataclass(frozen=True)
+class Locked:
+    """A target already read under its lock in this transaction (``row`` may be ``None``).
+
+    A trusted write reads its target once, when it proposes, and hands it to the apply op.
+    """
+
+    row: Any
 
 
 def lock(*parts: str) -> Op[None]:
@@ -268,7 +280,8 @@ def check_capacity(ctx: CommitContext, ident: Identity, active: int) -> None:
         )
 
 
-def _locked_record(owner: Owner, record_id: str) -> Op[Record]:
+def locked_record(owner: Owner, record_id: str) -> Op[Record]:
+    """A record visible to the owner, locked ``FOR UPDATE`` (NotFoundError otherwise)."""
     cond, params = visible(owner)
     try:
         uuid.UUID(record_id)
@@ -427,10 +440,14 @@ def _stale(r: Record, base_version: int | None) -> Outcome | None:
 
 
 def apply_replace(
-    ctx: CommitContext, record_id: str, base_version: int | None, args: dict[str, Any]
+    ctx: CommitContext,
+    record_id: str,
+    base_version: int | None,
+    args: dict[str, Any],
+    locked: Locked | None = None,
 ) -> Op[Outcome]:
     """Compare-and-set replace of a record's content, knowledge and expiry."""
-    r = yield from _locked_record(ctx.owner, record_id)
+    r = locked.row if locked else (yield from locked_record(ctx.owner, record_id))
     conflict = _stale(r, base_version)
     if conflict is not None:
         return conflict
@@ -488,9 +505,11 @@ def apply_replace(
     )
 
 
-def apply_remove(ctx: CommitContext, record_id: str, base_version: int | None) -> Op[Outcome]:
+def apply_remove(
+    ctx: CommitContext, record_id: str, base_version: int | None, locked: Locked | None = None
+) -> Op[Outcome]:
     """Compare-and-set removal: a status change, never a hard delete."""
-    r = yield from _locked_record(ctx.owner, record_id)
+    r = locked.row if locked else (yield from locked_record(ctx.owner, record_id))
     conflict = _stale(r, base_version)
     if conflict is not None:
         return conflict
@@ -526,7 +545,7 @@ def apply_remove(ctx: CommitContext, record_id: str, base_version: int | None) -
 
 def reinforce_op(owner: Owner, record_id: str, *, clock: Any, limits: Limits) -> Op[Record]:
     """Raise an active record's confidence (a repeat mention), audited as actor ``api``."""
-    r = yield from _locked_record(owner, record_id)
+    r = yield from locked_record(owner, record_id)
     now = clock()
     if not r.is_active(now):
         raise ValidationError(f"record {record_id} is not active: only active records reinforce")

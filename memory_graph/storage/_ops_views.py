@@ -18,10 +18,17 @@ from ..errors import ValidationError
 from ..interchange import build_export, parse_import
 from ..projections import render_context_block, render_memory_md
 from ..validate import aware, text
-from ._driver import Op
-from ._ops_persona import get_persona_op
+from ._driver import Op, Query
+from ._ops_persona import persona_from_row, persona_sql
 from ._ops_proposals import propose_op
-from ._ops_reads import get_preferences_op, get_profile_op, list_records_op
+from ._ops_reads import (
+    get_preferences_op,
+    get_profile_op,
+    list_records_op,
+    preferences_from_rows,
+    preferences_sql,
+)
+from ._rows import profile_from_row
 
 __all__ = ["context_block_op", "export_op", "import_document_op", "memory_md_op"]
 
@@ -30,12 +37,38 @@ def _at(as_of: datetime | None, clock: Clock) -> datetime:
     return clock() if as_of is None else aware(as_of, "as_of")
 
 
+# context_block reads persona, profile and preferences in one statement: one typed row set,
+# tagged by ``part``, with the columns each part needs (NULL elsewhere).
+_PERSONA_PART = (
+    "SELECT 'persona' AS part, assistant_values, assistant_identity, bootstrap, onboarded_at, "
+    "revision, updated_at, NULL::jsonb AS fields, NULL::text AS scope_id, NULL::text AS level, "
+    "NULL::text AS agent_key, NULL::text AS workspace_key, NULL::text AS key, "
+    "NULL::text AS content, NULL::text AS source, NULL::text AS source_event_id, "
+    "NULL::timestamptz AS expires_at, NULL::integer AS version FROM ({persona}) persona"
+)
+_PROFILE_PART = (
+    "SELECT 'profile', NULL, NULL, NULL, NULL, revision, updated_at, fields, NULL, NULL, NULL, "
+    "NULL, NULL, NULL, NULL, NULL, NULL, NULL FROM mg_profiles WHERE scope_id = %s"
+)
+_PREF_COLS = (
+    "'pref', NULL, NULL, NULL, NULL, NULL, updated_at, NULL, scope_id, level, agent_key, "
+    "workspace_key, key, content, source, source_event_id, expires_at, version"
+)
+
+
 def context_block_op(owner: Owner, *, as_of: datetime | None, clock: Clock) -> Op[str]:
     """Persona, profile and effective preferences rendered as the user context block."""
     at = _at(as_of, clock)
-    persona = yield from get_persona_op(owner)
-    profile = yield from get_profile_op(owner)
-    prefs = yield from get_preferences_op(owner, as_of=at, clock=clock)
+    persona_q, persona_params = persona_sql(owner)
+    prefs_q, prefs_params = preferences_sql(owner, at, _PREF_COLS)
+    rows = yield Query(
+        f"{_PERSONA_PART.format(persona=persona_q)} UNION ALL {_PROFILE_PART} "
+        f"UNION ALL {prefs_q}",
+        [*persona_params, owner.scope_id, *prefs_params],
+    )
+    persona = next((persona_from_row(r) for r in rows if r["part"] == "persona"), None)
+    profile = profile_from_row(next((r for r in rows if r["part"] == "profile"), None))
+    prefs = preferences_from_rows(r for r in rows if r["part"] == "pref")
     return render_context_block(persona, profile, prefs, as_of=at)
 
 
