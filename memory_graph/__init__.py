@@ -46,6 +46,7 @@ from .errors import (
     IdentityMissingError,
     LimitExceededError,
     MemoryGraphError,
+    NoPendingReviewError,
     NotFoundError,
     ProposalExpiredError,
     ResumeError,
@@ -53,6 +54,7 @@ from .errors import (
     StaleWriteError,
     StorageUnavailableError,
     UnknownFieldError,
+    UnknownThreadError,
     ValidationError,
 )
 from .policy import ApprovalPolicy
@@ -80,6 +82,7 @@ __all__ = [
     "Limits",
     "MemoryGraphError",
     "MemoryStore",
+    "NoPendingReviewError",
     "NotFoundError",
     "Operation",
     "Owner",
@@ -102,6 +105,7 @@ __all__ = [
     "StorageUnavailableError",
     "Trust",
     "UnknownFieldError",
+    "UnknownThreadError",
     "ValidationError",
     "WriteStatus",
     "system_clock",

@@ -16,6 +16,8 @@ Expected outcomes are data, not exceptions: a guard verdict, a human "reject", a
     │   ├── UnknownFieldError         a profile field outside the configured schema
     │   ├── LimitExceededError        a size / count limit (bytes, capacity, import size)
     │   └── ResumeError               a malformed, stale or foreign approval resume
+    │       ├── UnknownThreadError        resuming a thread that has no checkpoint
+    │       └── NoPendingReviewError      the thread has no pending memory review
     ├── ScopeError                    a read or write outside the owner's four identities
     ├── NotFoundError                 a record / proposal that does not exist for this owner
     ├── ConflictError                 compare-and-set lost, or the same key with another payload
@@ -34,6 +36,7 @@ __all__ = [
     "IdentityMissingError",
     "LimitExceededError",
     "MemoryGraphError",
+    "NoPendingReviewError",
     "NotFoundError",
     "ProposalExpiredError",
     "ResumeError",
@@ -41,6 +44,7 @@ __all__ = [
     "StaleWriteError",
     "StorageUnavailableError",
     "UnknownFieldError",
+    "UnknownThreadError",
     "ValidationError",
 ]
 
@@ -74,6 +78,14 @@ class LimitExceededError(ValidationError):
 
 class ResumeError(ValidationError):
     """An approval resume payload is malformed, stale, or names proposals of another review."""
+
+
+class UnknownThreadError(ResumeError):
+    """The thread has no checkpoint: resuming it would start the graph from ``START``."""
+
+
+class NoPendingReviewError(ResumeError):
+    """The thread exists but has no pending memory review (finished, or decided elsewhere)."""
 
 
 class ScopeError(MemoryGraphError):

@@ -16,7 +16,15 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command, Interrupt, StateSnapshot
 
 from ._context import owner_context
-from ._core import AsyncMemoryStore, MemoryStore, Owner, Proposal, ResumeError
+from ._core import (
+    AsyncMemoryStore,
+    MemoryStore,
+    NoPendingReviewError,
+    Owner,
+    Proposal,
+    ResumeError,
+    UnknownThreadError,
+)
 from ._payloads import Decision, DecisionType, ReviewRequest, is_review_request, validate_decisions
 from ._state import ProposalJSON, proposal_to_json
 
@@ -33,18 +41,10 @@ __all__ = [
 ]
 
 
-class UnknownThreadError(ResumeError):
-    """The thread has no checkpoint: resuming it would start the graph from ``START``."""
-
-
-class NoPendingReviewError(ResumeError):
-    """The thread exists but has no pending memory review (finished, or elsewhere)."""
-
-
 def _group(proposals: Sequence[Proposal]) -> dict[str, list[ProposalJSON]]:
     out: dict[str, list[ProposalJSON]] = {}
     for p in proposals:
-        thread = p.evidence.get("thread_id")
+        thread = p.thread_id or p.evidence.get("thread_id")
         out.setdefault("" if thread is None else str(thread), []).append(proposal_to_json(p))
     return dict(sorted(out.items()))
 

@@ -131,15 +131,14 @@ class OfflineChatModel(BaseChatModel):
         length = (values.get("reply_length") or values.get("verbosity") or "").casefold()
         chinese = language in _CHINESE or language.startswith("zh")
         short = length in _SHORT
-        last = next((str(m.content) for m in reversed(messages) if m.type == "human"), "")
         if chinese:
             text = f"你好，{name}！" if name else "你好！"
             if not short:
-                text += f"我记得你的偏好。你说：“{last[:80]}”。"
+                text += "我记得你的偏好。"
         else:
             text = f"Hello, {name}!" if name else "Hello!"
             if not short:
-                text += f" I remember your preferences. You said: {last[:80]!r}."
+                text += " I remember your preferences."
         return text
 
     def _generate(
