@@ -251,6 +251,15 @@ def kind(value: Any) -> Kind:
     return _member("kind", value, KINDS)  # type: ignore[no-any-return]
 
 
+GRANT_KINDS: tuple[str, ...] = (*KINDS, "profile")
+"""What a grant may cover: the record kinds, plus ``profile`` for ``patch_profile``."""
+
+
+def grant_kind(value: Any) -> str:
+    """A record kind, or ``profile`` (the kind a grant sees for a profile patch)."""
+    return str(_member("grant kind", value, GRANT_KINDS))
+
+
 def trust(value: Any) -> Trust:
     """One of ``user-confirmed | agent-observed | external``."""
     return _member("trust", value, TRUSTS)  # type: ignore[no-any-return]

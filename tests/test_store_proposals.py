@@ -263,6 +263,17 @@ def test_grant_expiry_and_exact_owner(store, clock):
                            operations=["add"], max_mutations=0, max_bytes=1)
 
 
+def test_grant_can_cover_profile_patches(store, clock):
+    g = store.create_grant(ALICE, expires_at=T0 + timedelta(hours=1), kinds=["profile"],
+                           operations=["patch_profile"], max_mutations=1, max_bytes=100)
+    p = store.propose(ALICE, "patch_profile", {"patch": {"name": "Ann"}})
+    assert store.decide_with_grant(ALICE, p.id, g.id).status == "approved"
+    assert store.get_profile(ALICE).fields == {"name": "Ann"}
+    with pytest.raises(ValidationError, match="grant kind"):
+        store.create_grant(ALICE, expires_at=T0 + timedelta(hours=1), kinds=["persona"],
+                           operations=["add"], max_mutations=1, max_bytes=100)
+
+
 def test_approval_policy():
     assert ApprovalPolicy() == ApprovalPolicy(None, frozenset())
     assert not ApprovalPolicy().rejects("add")

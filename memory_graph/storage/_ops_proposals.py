@@ -364,7 +364,7 @@ def create_grant_op(
     exp = v.expiry(expires_at, now)
     if isinstance(kinds, str) or isinstance(operations, str):
         raise ValidationError("kinds and operations must be lists of names")
-    kinds_t = sorted({v.kind(k) for k in kinds} if kinds is not None else set())
+    kinds_t = sorted({v.grant_kind(k) for k in kinds} if kinds is not None else set())
     ops_t = sorted({v.operation(o) for o in operations} if operations is not None else set())
     if not kinds_t or not ops_t:
         raise ValidationError("a grant needs at least one kind and one operation")
