@@ -263,6 +263,12 @@ def test_grant_expiry_and_exact_owner(store, clock):
                            operations=["add"], max_mutations=0, max_bytes=1)
 
 
+def test_inbox_is_in_creation_order_under_a_frozen_clock(store):
+    contents = ["zeta", "alpha", "mid", "beta"]
+    ids = [store.propose(ALICE, "add", {"kind": "fact", "content": c}).id for c in contents]
+    assert [p.id for p in store.list_pending(ALICE)] == ids
+
+
 def test_grant_can_cover_profile_patches(store, clock):
     g = store.create_grant(ALICE, expires_at=T0 + timedelta(hours=1), kinds=["profile"],
                            operations=["patch_profile"], max_mutations=1, max_bytes=100)

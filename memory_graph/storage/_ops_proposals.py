@@ -275,7 +275,8 @@ def list_pending_op(
     if thread_id is not None:
         sql += " AND thread_id = %s"
         qargs.append(thread_id)
-    rows = yield Query(sql + " ORDER BY created_at, id", qargs)
+    # created_at is event time (often equal within a batch); recorded_at keeps the real order.
+    rows = yield Query(sql + " ORDER BY created_at, recorded_at, id", qargs)
     return [proposal_from_row(r) for r in rows]
 
 
