@@ -490,7 +490,7 @@ def rank(
             expanded = _expand(qt, prepared, rel, stats, params)
             if expanded is not qt:
                 extra = _score_all(expanded, prepared, stats, params)
-                base = _score_all(qt, prepared, stats, params)
+                base = rel if not clauses else _score_all(qt, prepared, stats, params)
                 peak = max(base, default=0.0) or 1.0
                 rel = [
                     r + (e - b0) / peak * (max(rel, default=0.0) or 1.0) if r > 0 else 0.0
