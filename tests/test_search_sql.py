@@ -135,3 +135,35 @@ def test_candidate_sql_uses_the_owner_postings_only() -> None:
     )
     assert "mg_postings p" in sql and "p.scope_id = %s" in sql
     assert params[0] == ALICE.scope_id and params.count(BOB.scope_id) == 0
+
+
+def test_recall_stats_follow_writes(sync_store: Any, pg_dsn: str) -> None:
+    import psycopg
+
+    from memory_graph.storage._schema import RECALL_STATS_REFRESH
+
+    a = sync_store.add(ALICE, "fact", "Caroline painted a sunset").record_id
+    sync_store.add(ALICE, "fact", "sunset walks", sensitivity="sensitive")
+    sync_store.add(BOB, "fact", "Bob painted too")
+    sync_store.add(Owner("alice", workspace="/w"), "fact", "sunset", level="user_workspace")
+    sync_store.replace(ALICE, a, "Caroline swims at sunset", base_version=1)
+    b = sync_store.add(ALICE, "fact", "to be removed sunset").record_id
+    sync_store.remove(ALICE, b, base_version=1)
+    df_sql = "SELECT scope_id, token, agent_key, workspace_key, sensitivity, df FROM mg_term_df"
+    pool_sql = "SELECT scope_id, agent_key, workspace_key, sensitivity, n FROM mg_pool_stats"
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:
+
+        def snap() -> tuple[set[Any], set[Any]]:
+            df = {r for r in conn.execute(df_sql).fetchall() if r[-1] != 0}
+            pool = {r for r in conn.execute(pool_sql).fetchall() if r[-1] != 0}
+            return df, pool
+
+        maintained = snap()
+        conn.execute(RECALL_STATS_REFRESH)
+        assert snap() == maintained
+    df, pool = maintained
+    alice = ALICE.scope_id
+    assert (alice, "sunset", "", "", "private", 1) in df
+    assert (alice, "sunset", "", "", "sensitive", 1) in df
+    assert (alice, "", "", "private", 1) in pool
+    assert not any(r[1] == "painted" and r[0] == alice for r in df)

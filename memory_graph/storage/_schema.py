@@ -10,9 +10,28 @@ Every table except the two bookkeeping tables (``mg_migrations``, ``mg_meta``) i
 
 from __future__ import annotations
 
-__all__ = ["MIGRATIONS", "SETUP_LOCK_KEY"]
+__all__ = ["MIGRATIONS", "RECALL_STATS_REFRESH", "SETUP_LOCK_KEY"]
 
 SETUP_LOCK_KEY = 0x6D656D6F7279  # "memory": pg_advisory_xact_lock key for setup()
+
+RECALL_STATS_REFRESH = """
+    INSERT INTO mg_term_df (scope_id, token, agent_key, workspace_key, sensitivity, df)
+    SELECT scope_id, token, agent_key, workspace_key, sensitivity, count(*)
+    FROM mg_postings GROUP BY 1, 2, 3, 4, 5
+    ON CONFLICT (scope_id, token, agent_key, workspace_key, sensitivity)
+    DO UPDATE SET df = EXCLUDED.df;
+    UPDATE mg_term_df t SET df = 0 WHERE df <> 0 AND NOT EXISTS (
+        SELECT 1 FROM mg_postings p WHERE p.scope_id = t.scope_id AND p.token = t.token
+        AND p.agent_key = t.agent_key AND p.workspace_key = t.workspace_key
+        AND p.sensitivity = t.sensitivity);
+    INSERT INTO mg_pool_stats (scope_id, agent_key, workspace_key, sensitivity, n)
+    SELECT scope_id, agent_key, workspace_key, sensitivity, count(*)
+    FROM mg_records WHERE status = 'active' GROUP BY 1, 2, 3, 4
+    ON CONFLICT (scope_id, agent_key, workspace_key, sensitivity)
+    DO UPDATE SET n = EXCLUDED.n;
+"""
+"""Recomputes the recall statistics of migration v6 from ``mg_postings`` and ``mg_records``
+(idempotent; for loaders that write those tables with triggers disabled)."""
 
 MIGRATIONS: list[str] = [
     # v0: bookkeeping
@@ -229,4 +248,119 @@ MIGRATIONS: list[str] = [
         ON mg_records (scope_id, agent_key, workspace_key, kind, trust, confidence DESC, id)
         WHERE status = 'active';
     """,
+    # v6: recall statistics without scanning. mg_term_df holds each token's document frequency
+    # per identity and sensitivity, kept in step with mg_postings by statement triggers (so in
+    # the same transaction as every token write); mg_pool_stats holds the number of active
+    # records per identity and sensitivity, kept in step with mg_records. Both count active
+    # rows regardless of expiry (expiry is time-dependent): IDF statistics may include a
+    # record that expired since its last write, while candidates and results still apply
+    # expiry exactly. Both are keyed by scope_id first and read only for the owner's
+    # identities, like mg_postings.
+    """
+    CREATE TABLE IF NOT EXISTS mg_term_df (
+        scope_id text NOT NULL,
+        token text NOT NULL,
+        agent_key text NOT NULL,
+        workspace_key text NOT NULL,
+        sensitivity text NOT NULL,
+        df bigint NOT NULL,
+        PRIMARY KEY (scope_id, token, agent_key, workspace_key, sensitivity) INCLUDE (df)
+    );
+    CREATE TABLE IF NOT EXISTS mg_pool_stats (
+        scope_id text NOT NULL,
+        agent_key text NOT NULL,
+        workspace_key text NOT NULL,
+        sensitivity text NOT NULL,
+        n bigint NOT NULL,
+        PRIMARY KEY (scope_id, agent_key, workspace_key, sensitivity) INCLUDE (n)
+    );
+    CREATE OR REPLACE FUNCTION mg_term_df_sync() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        -- Only the branch for this event is planned, so the missing transition table of
+        -- the other events is never referenced.
+        IF TG_OP = 'INSERT' THEN
+            INSERT INTO mg_term_df AS t
+                (scope_id, token, agent_key, workspace_key, sensitivity, df)
+            SELECT scope_id, token, agent_key, workspace_key, sensitivity, count(*)
+            FROM mg_df_new GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5
+            ON CONFLICT (scope_id, token, agent_key, workspace_key, sensitivity)
+            DO UPDATE SET df = t.df + EXCLUDED.df;
+        ELSIF TG_OP = 'DELETE' THEN
+            INSERT INTO mg_term_df AS t
+                (scope_id, token, agent_key, workspace_key, sensitivity, df)
+            SELECT scope_id, token, agent_key, workspace_key, sensitivity, -count(*)
+            FROM mg_df_old GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5
+            ON CONFLICT (scope_id, token, agent_key, workspace_key, sensitivity)
+            DO UPDATE SET df = t.df + EXCLUDED.df;
+        ELSE
+            INSERT INTO mg_term_df AS t
+                (scope_id, token, agent_key, workspace_key, sensitivity, df)
+            SELECT scope_id, token, agent_key, workspace_key, sensitivity, sum(d)
+            FROM (SELECT scope_id, token, agent_key, workspace_key, sensitivity, 1 AS d
+                  FROM mg_df_new
+                  UNION ALL
+                  SELECT scope_id, token, agent_key, workspace_key, sensitivity, -1
+                  FROM mg_df_old) x
+            GROUP BY 1, 2, 3, 4, 5 HAVING sum(d) <> 0 ORDER BY 1, 2, 3, 4, 5
+            ON CONFLICT (scope_id, token, agent_key, workspace_key, sensitivity)
+            DO UPDATE SET df = t.df + EXCLUDED.df;
+        END IF;
+        RETURN NULL;
+    END $$;
+    DROP TRIGGER IF EXISTS mg_postings_df_ins ON mg_postings;
+    CREATE TRIGGER mg_postings_df_ins AFTER INSERT ON mg_postings
+        REFERENCING NEW TABLE AS mg_df_new
+        FOR EACH STATEMENT EXECUTE FUNCTION mg_term_df_sync();
+    DROP TRIGGER IF EXISTS mg_postings_df_del ON mg_postings;
+    CREATE TRIGGER mg_postings_df_del AFTER DELETE ON mg_postings
+        REFERENCING OLD TABLE AS mg_df_old
+        FOR EACH STATEMENT EXECUTE FUNCTION mg_term_df_sync();
+    DROP TRIGGER IF EXISTS mg_postings_df_upd ON mg_postings;
+    CREATE TRIGGER mg_postings_df_upd AFTER UPDATE ON mg_postings
+        REFERENCING OLD TABLE AS mg_df_old NEW TABLE AS mg_df_new
+        FOR EACH STATEMENT EXECUTE FUNCTION mg_term_df_sync();
+    CREATE OR REPLACE FUNCTION mg_pool_stats_sync() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        IF TG_OP = 'INSERT' THEN
+            INSERT INTO mg_pool_stats AS s (scope_id, agent_key, workspace_key, sensitivity, n)
+            SELECT scope_id, agent_key, workspace_key, sensitivity, count(*)
+            FROM mg_pool_new WHERE status = 'active'
+            GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4
+            ON CONFLICT (scope_id, agent_key, workspace_key, sensitivity)
+            DO UPDATE SET n = s.n + EXCLUDED.n;
+        ELSIF TG_OP = 'DELETE' THEN
+            INSERT INTO mg_pool_stats AS s (scope_id, agent_key, workspace_key, sensitivity, n)
+            SELECT scope_id, agent_key, workspace_key, sensitivity, -count(*)
+            FROM mg_pool_old WHERE status = 'active'
+            GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4
+            ON CONFLICT (scope_id, agent_key, workspace_key, sensitivity)
+            DO UPDATE SET n = s.n + EXCLUDED.n;
+        ELSE
+            INSERT INTO mg_pool_stats AS s (scope_id, agent_key, workspace_key, sensitivity, n)
+            SELECT scope_id, agent_key, workspace_key, sensitivity, sum(d)
+            FROM (SELECT scope_id, agent_key, workspace_key, sensitivity, 1 AS d
+                  FROM mg_pool_new WHERE status = 'active'
+                  UNION ALL
+                  SELECT scope_id, agent_key, workspace_key, sensitivity, -1
+                  FROM mg_pool_old WHERE status = 'active') x
+            GROUP BY 1, 2, 3, 4 HAVING sum(d) <> 0 ORDER BY 1, 2, 3, 4
+            ON CONFLICT (scope_id, agent_key, workspace_key, sensitivity)
+            DO UPDATE SET n = s.n + EXCLUDED.n;
+        END IF;
+        RETURN NULL;
+    END $$;
+    DROP TRIGGER IF EXISTS mg_records_pool_ins ON mg_records;
+    CREATE TRIGGER mg_records_pool_ins AFTER INSERT ON mg_records
+        REFERENCING NEW TABLE AS mg_pool_new
+        FOR EACH STATEMENT EXECUTE FUNCTION mg_pool_stats_sync();
+    DROP TRIGGER IF EXISTS mg_records_pool_del ON mg_records;
+    CREATE TRIGGER mg_records_pool_del AFTER DELETE ON mg_records
+        REFERENCING OLD TABLE AS mg_pool_old
+        FOR EACH STATEMENT EXECUTE FUNCTION mg_pool_stats_sync();
+    DROP TRIGGER IF EXISTS mg_records_pool_upd ON mg_records;
+    CREATE TRIGGER mg_records_pool_upd AFTER UPDATE ON mg_records
+        REFERENCING OLD TABLE AS mg_pool_old NEW TABLE AS mg_pool_new
+        FOR EACH STATEMENT EXECUTE FUNCTION mg_pool_stats_sync();
+    """
+    + RECALL_STATS_REFRESH,
 ]
