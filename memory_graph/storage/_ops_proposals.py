@@ -119,11 +119,14 @@ def _finish(
     decision: dict[str, Any],
     args: dict[str, Any] | None = None,
     outcome: Outcome | None = None,
-) -> Op[CommitResult]:
-    """Store the final status + result with the outcome's writes and all audit rows, at once."""
+) -> Op[bool]:
+    """Store the final status + result with the outcome's writes and all audit rows, at once.
+
+    Returns ``False`` (nothing written) when the outcome's guard did not hold.
+    """
     update = Query(
         "UPDATE mg_proposals SET status = %s, decided_at = %s, actor = %s, decision = %s, "
-        "result = %s, args = %s WHERE scope_id = %s AND id = %s",
+        "result = %s, args = %s WHERE scope_id = %s AND id = %s AND {ok}",
         (
             status,
             ctx.now,
@@ -147,8 +150,9 @@ def _finish(
     )
     writes = outcome.writes if outcome is not None else ()
     audits = outcome.audits if outcome is not None else ()
-    yield statement([*writes, update], [*audits, transition])
-    return result
+    guard = outcome.guard if outcome is not None else None
+    done = yield statement([*writes, update], [*audits, transition], guard)
+    return guard is None or bool(done["ok"])
 
 
 def _apply(
@@ -156,7 +160,7 @@ def _apply(
 ) -> Op[Outcome]:
     op, base = row["operation"], row["base_version"]
     if op == "add":
-        return (yield from apply_add(ctx, args))
+        return (yield from apply_add(ctx, args, optimistic=True))
     if op == "replace":
         return (yield from apply_replace(ctx, row["target_id"], base, args, locked))
     if op == "remove":
@@ -239,22 +243,28 @@ def _decide(
             op,
             message=(f"proposal expired at {format_utc(row['expires_at'])}: nothing was written"),
         )
-        return (yield from _finish(ctx, row, "expired", res, record))
+        yield from _finish(ctx, row, "expired", res, record)
+        return res
     if dec == "reject":
         res = CommitResult(pid, "rejected", op, message=message or "")
-        return (yield from _finish(ctx, row, "rejected", res, record))
+        yield from _finish(ctx, row, "rejected", res, record)
+        return res
     out = yield from _apply(ctx, row, new_args, locked)
-    res = CommitResult(
-        pid,
-        "approved" if out.status == "approved" else "conflicted",
-        op,
-        out.write_status,
-        out.record_id,
-        out.version,
-        out.message,
-        out.details,
-    )
-    return (yield from _finish(ctx, row, res.status, res, record, new_args, out))
+    while True:
+        res = CommitResult(
+            pid,
+            "approved" if out.status == "approved" else "conflicted",
+            op,
+            out.write_status,
+            out.record_id,
+            out.version,
+            out.message,
+            out.details,
+        )
+        if (yield from _finish(ctx, row, res.status, res, record, new_args, out)):
+            return res
+        # An optimistic add met a duplicate or a full identity: read, then decide again.
+        out = yield from apply_add(ctx, new_args)
 
 
 def get_proposal_op(owner: Owner, pid: str) -> Op[Proposal]:

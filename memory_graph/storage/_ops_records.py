@@ -97,6 +97,8 @@ class Outcome:
 
     ``writes`` (data-modifying statements) and ``audits`` (:func:`audit_row` tuples) are
     still to be sent; the commit path sends them in one statement with the proposal update.
+    With ``guard``, that statement writes nothing unless the guard holds (see
+    :func:`statement`); the commit path then re-applies without the optimism.
     """
 
     status: str
@@ -107,6 +109,7 @@ class Outcome:
     details: dict[str, Any] = field(default_factory=dict)
     writes: tuple[Query, ...] = ()
     audits: tuple[tuple[Any, ...], ...] = ()
+    guard: Query | None = None
 
 
 @dataclass(frozen=True)
@@ -162,30 +165,62 @@ def audit_row(
     )
 
 
-def statement(writes: Sequence[Query], audits: Sequence[tuple[Any, ...]] = ()) -> Query:
+_OK = "{ok}"
+"""Placeholder a guardable write puts in its ``WHERE`` (see :func:`statement`)."""
+
+# Audit rows of a guarded statement are selected from typed VALUES (a bare VALUES in FROM
+# would type its NULL parameters as text).
+_AUDIT_TYPED = (
+    "(%s::text, %s::text, %s::text, %s::text, %s::text, %s::text, %s::jsonb, %s::jsonb, "
+    "%s::integer, %s::text, %s::text, %s::timestamptz)"
+)
+
+
+def statement(
+    writes: Sequence[Query],
+    audits: Sequence[tuple[Any, ...]] = (),
+    guard: Query | None = None,
+) -> Query:
     """One statement making ``writes`` and appending ``audits`` (in order), atomically.
 
     All but the last part become data-modifying ``WITH`` items; PostgreSQL runs every one of
     them to completion. The parts must touch different rows (a row changed twice in one
     statement is undefined). Audit rows go in one multi-row ``INSERT``, so their ``seq``
     follows the order given.
+
+    With ``guard`` (a boolean SQL expression), every write happens only if the guard holds
+    in the statement's snapshot: each write must carry ``{ok}`` in its ``WHERE``, and the
+    statement returns one row ``{"ok": bool}``.
     """
     parts = list(writes)
     if audits:
-        parts.append(
-            Query(
-                _AUDIT_INSERT + ", ".join(_AUDIT_VALUES for _ in audits),
-                [p for row in audits for p in row],
-                fetch="none",
-            )
-        )
+        flat = [p for row in audits for p in row]
+        if guard is None:
+            sql = _AUDIT_INSERT + ", ".join(_AUDIT_VALUES for _ in audits)
+        else:
+            cols = _AUDIT_INSERT.removesuffix(" VALUES ")
+            values = ", ".join(_AUDIT_TYPED for _ in audits)
+            sql = f"{cols} SELECT * FROM (VALUES {values}) AS v WHERE {_OK}"
+        parts.append(Query(sql, flat, fetch="none"))
     if not parts:
         raise ValueError("statement() needs at least one write")
-    if len(parts) == 1:
-        return Query(parts[0].sql, parts[0].params, fetch="none")
-    head = ", ".join(f"w{i} AS ({q.sql})" for i, q in enumerate(parts[:-1]))
     params = [p for q in parts for p in q.params]  # type: ignore[union-attr]
-    return Query(f"WITH {head} {parts[-1].sql}", params, fetch="none")
+    if guard is not None:
+        if not all(_OK in q.sql for q in parts):
+            raise ValueError("every write of a guarded statement needs {ok} in its WHERE")
+        body = ", ".join(
+            f"w{i} AS ({q.sql.replace(_OK, '(SELECT ok FROM g)')})" for i, q in enumerate(parts)
+        )
+        return Query(
+            f"WITH g AS MATERIALIZED (SELECT ({guard.sql}) AS ok), {body} SELECT ok FROM g",
+            [*guard.params, *params],
+            fetch="one",
+        )
+    sqls = [q.sql.replace(_OK, "true") for q in parts]
+    if len(parts) == 1:
+        return Query(sqls[0], params, fetch="none")
+    head = ", ".join(f"w{i} AS ({sql})" for i, sql in enumerate(sqls[:-1]))
+    return Query(f"WITH {head} {sqls[-1]}", params, fetch="none")
 
 
 def audit(
@@ -242,7 +277,7 @@ def insert_tokens_query(scope: str, record_id: str, tokens: list[str]) -> Query:
     """Index ``tokens`` for a record whose old index rows are gone (or never existed)."""
     return Query(
         "INSERT INTO mg_record_tokens (scope_id, token, record_id) "
-        "SELECT %s, t, %s FROM unnest(%s::text[]) AS t",
+        "SELECT %s, t, %s FROM unnest(%s::text[]) AS t WHERE {ok}",
         (scope, record_id, tokens),
         fetch="none",
     )
@@ -317,12 +352,13 @@ def _set_confidence(r: Record, conf: float) -> Query:
     )
 
 
-def apply_add(ctx: CommitContext, args: dict[str, Any]) -> Op[Outcome]:
+def apply_add(ctx: CommitContext, args: dict[str, Any], *, optimistic: bool = False) -> Op[Outcome]:
     """Insert a record, or reinforce an active duplicate (same hash + knowledge + identity).
 
     The caller holds the identity's ``records`` advisory lock (adds are serialised per
-    identity), so the capacity count and the duplicate check, read in one statement, stay
-    exact.
+    identity), so the capacity count and the duplicate check stay exact. ``optimistic``
+    reads nothing: the insert is guarded by "no duplicate and below capacity", checked in
+    the commit statement itself; when the guard fails the caller applies again without it.
     """
     ident = ctx.identity
     updated_at = ctx.updated_at
@@ -330,49 +366,58 @@ def apply_add(ctx: CommitContext, args: dict[str, Any]) -> Op[Outcome]:
     knowledge = args.get("knowledge")
     chash = content_hash(args["content"])
     count_sql, count_params = active_count_sql(ident, ctx.now)
-    row = yield Query(
-        f"SELECT c.active_n, d.* FROM (SELECT {count_sql} AS active_n) c LEFT JOIN LATERAL "
-        f"(SELECT {RECORD_COLS} FROM mg_records WHERE scope_id = %s AND agent_key = %s "
-        "AND workspace_key = %s AND content_hash = %s AND status = 'active' "
-        "AND (expires_at IS NULL OR expires_at > %s) "
-        "AND knowledge IS NOT DISTINCT FROM %s::jsonb ORDER BY created_at, id LIMIT 1 "
-        "FOR UPDATE) d ON true",
-        (
-            *count_params,
-            ident.scope_id,
-            ident.agent_key,
-            ident.workspace_key,
-            chash,
-            ctx.now,
-            Jsonb(knowledge) if knowledge is not None else None,
-        ),
-        fetch="one",
+    dup_where = (
+        "FROM mg_records WHERE scope_id = %s AND agent_key = %s AND workspace_key = %s "
+        "AND content_hash = %s AND status = 'active' AND (expires_at IS NULL OR expires_at > %s) "
+        "AND knowledge IS NOT DISTINCT FROM %s::jsonb"
     )
-    if row["id"] is not None:
-        r = record_from_row(row)
-        conf = reinforced_confidence(r.confidence)
-        return Outcome(
-            "approved",
-            "UNCHANGED",
-            r.id,
-            r.version,
-            "duplicate: confidence raised",
-            {"confidence": conf},
-            writes=(_set_confidence(r, conf),),
-            audits=(
-                audit_row(
-                    ctx,
-                    ident,
-                    "record",
-                    r.id,
-                    "reinforce",
-                    {"confidence": r.confidence},
-                    {"confidence": conf},
-                    r.version,
-                ),
-            ),
+    dup_params = (
+        ident.scope_id,
+        ident.agent_key,
+        ident.workspace_key,
+        chash,
+        ctx.now,
+        Jsonb(knowledge) if knowledge is not None else None,
+    )
+    guard: Query | None = None
+    if optimistic:
+        guard = Query(
+            f"NOT EXISTS (SELECT 1 {dup_where}) AND {count_sql} < %s",
+            (*dup_params, *count_params, ctx.limits.max_records_per_identity),
         )
-    check_capacity(ctx, ident, row["active_n"])
+    else:
+        row = yield Query(
+            f"SELECT c.active_n, d.* FROM (SELECT {count_sql} AS active_n) c LEFT JOIN LATERAL "
+            f"(SELECT {RECORD_COLS} {dup_where} ORDER BY created_at, id LIMIT 1 FOR UPDATE) d "
+            "ON true",
+            (*count_params, *dup_params),
+            fetch="one",
+        )
+        if row["id"] is not None:
+            r = record_from_row(row)
+            conf = reinforced_confidence(r.confidence)
+            return Outcome(
+                "approved",
+                "UNCHANGED",
+                r.id,
+                r.version,
+                "duplicate: confidence raised",
+                {"confidence": conf},
+                writes=(_set_confidence(r, conf),),
+                audits=(
+                    audit_row(
+                        ctx,
+                        ident,
+                        "record",
+                        r.id,
+                        "reinforce",
+                        {"confidence": r.confidence},
+                        {"confidence": conf},
+                        r.version,
+                    ),
+                ),
+            )
+        check_capacity(ctx, ident, row["active_n"])
     rid = str(uuid.uuid4())
     ev = ctx.evidence
     conf = args.get("confidence", 1.0 if ctx.trust == "user-confirmed" else 0.7)
@@ -382,8 +427,8 @@ def apply_add(ctx: CommitContext, args: dict[str, Any]) -> Op[Outcome]:
         "INSERT INTO mg_records (scope_id, id, level, agent_key, workspace_key, kind, key, "
         "content, trust, sensitivity, confidence, source, source_event_id, observed_at, quote, "
         "thread_id, uri, knowledge, claim_key, claim_value, expires_at, content_hash, "
-        "tokens, created_at, updated_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, "
-        "%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+        "tokens, created_at, updated_at) SELECT %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, "
+        "%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s WHERE {ok}",
         (
             ident.scope_id,
             rid,
@@ -422,6 +467,7 @@ def apply_add(ctx: CommitContext, args: dict[str, Any]) -> Op[Outcome]:
         1,
         writes=writes,
         audits=(audit_row(ctx, ident, "record", rid, "create", None, after, 1),),
+        guard=guard,
     )
 
 
