@@ -16,11 +16,12 @@ Printed: recall@1/5/10, hit@k, MRR and p50/p95 latency, overall and per query ty
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -157,14 +158,17 @@ def store_report(
 ) -> Report:
     """Load the suite through the public store API and run every query with ``store.search``.
 
-    Each corpus becomes one owner (a fresh, run-unique user id). Without a DSN a throwaway
-    embedded server in a temporary directory is used, so the database is always fresh.
+    Each corpus becomes one owner (a fresh, run-unique user id). The database is always fresh
+    and thrown away afterwards: with a DSN, a scratch database is created on that server and
+    dropped at the end; without one, an embedded server runs in a temporary directory. The
+    planner statistics are refreshed (``ANALYZE``) after the load.
 
     Args:
         docs: All documents.
         queries: All queries.
         k: Cut-off for hit@k.
-        dsn: PostgreSQL DSN, or ``None`` for a temporary embedded server.
+        dsn: DSN of a PostgreSQL server (any database on it; a scratch database is used),
+            or ``None`` for a temporary embedded server.
 
     Returns:
         The per-query report.
@@ -176,8 +180,9 @@ def store_report(
     from ..errors import ValidationError
 
     run = uuid.uuid4().hex[:8]
-    with tempfile.TemporaryDirectory(prefix="mg-eval-") as tmp:
-        with MemoryStore.from_dsn(dsn, data_dir=None if dsn else tmp) as store:
+    with tempfile.TemporaryDirectory(prefix="mg-eval-") as tmp, contextlib.ExitStack() as stack:
+        url = stack.enter_context(_scratch_database(dsn, run)) if dsn else None
+        with MemoryStore.from_dsn(url, data_dir=None if url else tmp) as store:
             store.setup()
             owners: dict[str, Owner] = {}
             id_map: dict[tuple[str, str], str] = {}
@@ -191,6 +196,8 @@ def store_report(
                     continue
                 if result.record_id is not None:
                     id_map.setdefault((d.corpus, result.record_id), d.id)
+            if url is not None:
+                _analyze(url)
 
             def search(corpus: str, query: str, limit: int) -> list[str]:
                 hits = store.search(owners[corpus], query[:2048], limit=min(limit, 100))
@@ -199,6 +206,32 @@ def store_report(
             if skipped:
                 print(f"note: {skipped} of {len(docs)} documents were refused by the store")
             return evaluate(queries, search, k=k)
+
+
+@contextlib.contextmanager
+def _scratch_database(dsn: str, run: str) -> Iterator[str]:
+    """A throwaway database on the server of ``dsn``, dropped afterwards."""
+    import psycopg
+    from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+    name = f"mg_eval_{run}"
+    with psycopg.connect(dsn, autocommit=True) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+    params = conninfo_to_dict(dsn)
+    params["dbname"] = name
+    try:
+        yield make_conninfo("", **params)
+    finally:
+        with psycopg.connect(dsn, autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def _analyze(dsn: str) -> None:
+    """Refresh the planner statistics after the load, as a long-lived database would have."""
+    import psycopg
+
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("ANALYZE")
 
 
 def _percentile(values: Sequence[float], pct: float) -> float:
