@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator, Iterable, Mapping
 from contextlib import asynccontextmanager
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import psycopg
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
@@ -53,6 +53,17 @@ from ._ops_persona import (
 )
 from ._ops_records import reinforce_op
 from ._setup import resolve_dsn, setup_op
+from ._vector import (
+    embeddings_ready_op,
+    enable_embeddings_op,
+    hybrid_search_op,
+    pending_embeddings_op,
+    vector_errors,
+    write_embeddings_op,
+)
+
+if TYPE_CHECKING:
+    from langchain_core.embeddings import Embeddings
 
 __all__ = ["AsyncMemoryStore"]
 
@@ -67,6 +78,8 @@ class AsyncMemoryStore(StoreBase):
         limits: size and count limits.
         clock: the injectable clock.
         dsn: the DSN the pool connects to (exposed as :attr:`dsn`).
+        embeddings: an optional LangChain ``Embeddings`` (see ``MemoryStore``); the async twin
+            calls ``aembed_query`` / ``aembed_documents``.
     """
 
     def __init__(
@@ -76,8 +89,9 @@ class AsyncMemoryStore(StoreBase):
         limits: Limits | None = None,
         clock: Clock | None = None,
         dsn: str | None = None,
+        embeddings: Embeddings | None = None,
     ) -> None:
-        super().__init__(limits=limits, clock=clock, dsn=dsn)
+        super().__init__(limits=limits, clock=clock, dsn=dsn, embeddings=embeddings)
         self._pool = pool
 
     # --- lifecycle ------------------------------------------------------------------------
@@ -91,6 +105,7 @@ class AsyncMemoryStore(StoreBase):
         limits: Limits | None = None,
         clock: Clock | None = None,
         max_size: int = 8,
+        embeddings: Embeddings | None = None,
     ) -> AsyncMemoryStore:
         """Open a store on ``dsn``, ``$MEMORY_GRAPH_DSN`` or the embedded server. Await close().
 
@@ -109,7 +124,7 @@ class AsyncMemoryStore(StoreBase):
         except PoolTimeout as exc:
             await pool.close()
             raise StorageUnavailableError(f"cannot connect to PostgreSQL: {exc}") from exc
-        return cls(pool, limits=limits, clock=clock, dsn=resolved)
+        return cls(pool, limits=limits, clock=clock, dsn=resolved, embeddings=embeddings)
 
     @classmethod
     @asynccontextmanager
@@ -121,10 +136,16 @@ class AsyncMemoryStore(StoreBase):
         limits: Limits | None = None,
         clock: Clock | None = None,
         max_size: int = 8,
+        embeddings: Embeddings | None = None,
     ) -> AsyncIterator[AsyncMemoryStore]:
         """Async context manager around :meth:`open` that closes the pool on exit."""
         store = await cls.open(
-            dsn, data_dir=data_dir, limits=limits, clock=clock, max_size=max_size
+            dsn,
+            data_dir=data_dir,
+            limits=limits,
+            clock=clock,
+            max_size=max_size,
+            embeddings=embeddings,
         )
         try:
             yield store
@@ -192,7 +213,50 @@ class AsyncMemoryStore(StoreBase):
         sensitivities: Iterable[Sensitivity] | None = None,
         as_of: datetime | None = None,
     ) -> list[SearchHit]:
-        """Lexical recall over visible, active records (sensitive excluded unless asked)."""
+        """Lexical recall over visible, active records (sensitive excluded unless asked).
+
+        With embeddings configured and enabled, the lexical and dense rankings are fused by
+        reciprocal rank (scores are then fused scores); if the query embedding fails, the
+        lexical results are returned and a warning is logged.
+        """
+        return await self._search(owner, query, limit, kinds, trusts, sensitivities, as_of)
+
+    async def search_confirmed(
+        self, owner: Owner, query: str, *, limit: int | None = None, as_of: datetime | None = None
+    ) -> list[SearchHit]:
+        """Search narrowed server-side to user-confirmed, non-sensitive records."""
+        return await self._search(owner, query, limit, None, ["user-confirmed"], ["private"], as_of)
+
+    async def _search(
+        self,
+        owner: Owner,
+        query: str,
+        limit: int | None,
+        kinds: Iterable[Kind] | None,
+        trusts: Iterable[Trust] | None,
+        sensitivities: Iterable[Sensitivity] | None,
+        as_of: datetime | None,
+    ) -> list[SearchHit]:
+        hybrid = self._hybrid_args(
+            query, limit=limit, kinds=kinds, trusts=trusts, sensitivities=sensitivities, as_of=as_of
+        )
+        if hybrid is not None and self._embeddings is not None and await self._ready():
+            args, at = hybrid
+            try:  # outside any transaction: a model call never holds a connection
+                vector = self._query_vector(await self._embeddings.aembed_query(args.query))
+            except Exception as exc:  # any model failure degrades to lexical
+                self._embedding_failed(exc)
+            else:
+                return await self._run(
+                    hybrid_search_op(
+                        owner,
+                        args,
+                        as_of=at,
+                        query_vector=vector,
+                        model=self._model,
+                        limits=self._limits,
+                    )
+                )
         return await self._run(
             W.search(
                 owner,
@@ -206,21 +270,45 @@ class AsyncMemoryStore(StoreBase):
             )
         )
 
-    async def search_confirmed(
-        self, owner: Owner, query: str, *, limit: int | None = None, as_of: datetime | None = None
-    ) -> list[SearchHit]:
-        """Search narrowed server-side to user-confirmed, non-sensitive records."""
-        return await self._run(
-            W.search(
-                owner,
-                query,
-                limit=limit,
-                trusts=["user-confirmed"],
-                sensitivities=["private"],
-                as_of=as_of,
-                store=self,
-            )
-        )
+    async def _ready(self) -> bool:
+        if self._vectors_ready is None:
+            self._vectors_ready = await self._run(embeddings_ready_op())
+        return self._vectors_ready
+
+    async def enable_embeddings(self) -> None:
+        """Create the pgvector extension and the embeddings table (idempotent).
+
+        Call :meth:`setup` first. Embeddings are optional index data outside the migrations.
+
+        Raises:
+            ConfigurationError: pgvector is not available (use the embedded server or install
+                pgvector), or ``setup()`` has not run.
+        """
+        with vector_errors():
+            await self._run(enable_embeddings_op())
+        self._vectors_ready = True
+
+    async def index_embeddings(self, owner: Owner, *, batch_size: int = 64) -> int:
+        """Embed the owner's active, non-sensitive records that lack a current vector.
+
+        The model is called outside any transaction, ``batch_size`` texts at a time; the
+        vectors are then written in one transaction (a record changed meanwhile is skipped).
+        Vectors of removed or sensitive records are dropped.
+
+        Returns:
+            How many records were embedded now (0 when all are up to date).
+
+        Raises:
+            ConfigurationError: no embeddings configured, or not enabled in the database.
+        """
+        model = self._index_plan(batch_size)
+        self._require_vectors(await self._run(embeddings_ready_op()))
+        pending = await self._run(pending_embeddings_op(owner, self._model, now=self._clock()))
+        vectors: list[list[float]] = []
+        for start in range(0, len(pending), batch_size):
+            texts = [p.text for p in pending[start : start + batch_size]]
+            vectors.extend(await model.aembed_documents(texts))
+        return await self._run(write_embeddings_op(owner, self._model, pending, vectors))
 
     async def audit_log(self, owner: Owner, *, limit: int = 100) -> list[dict[str, Any]]:
         """The newest audit rows visible to ``owner``, newest first."""

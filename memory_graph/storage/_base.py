@@ -1,14 +1,26 @@
-"""What the sync and async stores share besides the ops: configuration and its properties."""
+"""What the sync and async stores share besides the ops: configuration and its properties,
+and the pure steps of hybrid search around the model calls."""
 
 from __future__ import annotations
 
-from typing import Any
+import logging
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
 
 from .._time import Clock, system_clock
 from .._types import Limits
-from ..errors import ConfigurationError
+from ..errors import ConfigurationError, ValidationError
+from ..hybrid import model_key, vector_literal
+from ..validate import aware
+from ._search import SearchArgs, validate_search_args
+
+if TYPE_CHECKING:
+    from langchain_core.embeddings import Embeddings
 
 __all__ = ["StoreBase", "pool_kwargs"]
+
+_log = logging.getLogger("memory_graph")
 
 
 def pool_kwargs() -> dict[str, Any]:
@@ -23,7 +35,14 @@ def pool_kwargs() -> dict[str, Any]:
 class StoreBase:
     """Limits, clock and DSN of a store; the twins add only execution."""
 
-    def __init__(self, *, limits: Limits | None, clock: Clock | None, dsn: str | None) -> None:
+    def __init__(
+        self,
+        *,
+        limits: Limits | None,
+        clock: Clock | None,
+        dsn: str | None,
+        embeddings: Embeddings | None = None,
+    ) -> None:
         limits = Limits() if limits is None else limits
         if not isinstance(limits, Limits):
             raise ConfigurationError("limits must be a memory_graph.Limits instance")
@@ -32,6 +51,17 @@ class StoreBase:
         self._limits = limits
         self._clock: Clock = clock or system_clock
         self._dsn = dsn
+        if embeddings is not None and not all(
+            callable(getattr(embeddings, m, None))
+            for m in ("embed_query", "embed_documents", "aembed_query", "aembed_documents")
+        ):
+            raise ConfigurationError(
+                "embeddings must be a langchain_core.embeddings.Embeddings instance"
+            )
+        self._embeddings = embeddings
+        self._model = model_key(embeddings) if embeddings is not None else ""
+        # Whether mg_embeddings exists, checked once per store (enable_embeddings() sets it).
+        self._vectors_ready: bool | None = None
 
     @property
     def limits(self) -> Limits:
@@ -55,3 +85,67 @@ class StoreBase:
                 "this store was built from a pool without dsn=: pass dsn= to the constructor"
             )
         return self._dsn
+
+    # --- hybrid search: the steps around the model calls (no I/O) --------------------------
+
+    def _hybrid_args(
+        self,
+        query: Any,
+        *,
+        limit: Any,
+        kinds: Iterable[str] | None,
+        trusts: Iterable[str] | None,
+        sensitivities: Iterable[str] | None,
+        as_of: datetime | None,
+    ) -> tuple[SearchArgs, datetime] | None:
+        """Validated arguments and instant when a dense leg applies (embeddings, a query).
+
+        Raises:
+            ValidationError: bad arguments (before any model call).
+        """
+        if self._embeddings is None or self._vectors_ready is False:
+            return None
+        args = validate_search_args(
+            query,
+            limit=limit,
+            kinds=kinds,
+            trusts=trusts,
+            sensitivities=sensitivities,
+            limits=self._limits,
+        )
+        if not args.query.strip():
+            return None
+        return args, self._clock() if as_of is None else aware(as_of, "as_of")
+
+    def _query_vector(self, raw: Sequence[float]) -> list[float]:
+        vector = [float(v) for v in raw]
+        vector_literal(vector)  # raises ValueError on an empty or non-finite vector
+        return vector
+
+    def _embedding_failed(self, exc: BaseException) -> None:
+        _log.warning(
+            "query embedding failed (%s: %s); returning lexical results only",
+            type(exc).__name__,
+            exc,
+        )
+
+    def _index_plan(self, batch_size: Any) -> Embeddings:
+        """The configured model, after checking ``batch_size``.
+
+        Raises:
+            ConfigurationError: no embeddings configured.
+            ValidationError: ``batch_size`` is not a positive integer.
+        """
+        if self._embeddings is None:
+            raise ConfigurationError("no embedding model configured: pass embeddings= to the store")
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise ValidationError("batch_size must be a positive integer")
+        return self._embeddings
+
+    def _require_vectors(self, ready: bool) -> None:
+        self._vectors_ready = ready
+        if not ready:
+            raise ConfigurationError(
+                "embeddings are not enabled in this database: call `store.enable_embeddings()`"
+                " first (it needs pgvector: use the embedded server or install pgvector)"
+            )

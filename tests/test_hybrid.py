@@ -1,0 +1,373 @@
+"""Optional hybrid search: reciprocal-rank fusion of the lexical and an exact dense leg.
+
+The dense leg needs pgvector, which the embedded server ships and Debian's PostgreSQL 15 does
+not. The pgvector tests therefore run on an embedded server (the session one when
+``MEMORY_GRAPH_TEST_DSN`` is unset, else one started for this module); the degradation tests run
+on the server under test when it lacks pgvector. The embedding model is a deterministic,
+offline hashed character-trigram embedding: no model is downloaded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import math
+import os
+import tempfile
+import uuid
+from collections.abc import Callable, Iterator
+from datetime import timedelta
+from typing import Any
+
+import psycopg
+import pytest
+from _stores import AsyncAdapter, FakeClock
+from langchain_core.embeddings import Embeddings
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+from memory_graph import AsyncMemoryStore, ConfigurationError, MemoryStore, Owner
+from memory_graph.hybrid import model_key, rrf, vector_literal
+
+ALICE = Owner("alice")
+BOB = Owner("bob")
+DIM = 256
+
+
+class TrigramEmbeddings(Embeddings):
+    """Hashed character trigrams of each word (with boundary marks), L2-normalised.
+
+    Deterministic and a little semantic: ``hiking`` and ``hikers`` share ``hik`` and ``ike``.
+    """
+
+    model = "trigram-256"
+
+    def __init__(self) -> None:
+        self.documents = 0
+        self.queries = 0
+
+    def _embed(self, text: str) -> list[float]:
+        vec = [0.0] * DIM
+        for word in text.lower().split():
+            w = f"#{''.join(c for c in word if c.isalnum())}#"
+            for i in range(len(w) - 2):
+                h = hashlib.blake2b(w[i : i + 3].encode(), digest_size=4).digest()
+                vec[int.from_bytes(h, "big") % DIM] += 1.0
+        norm = math.sqrt(sum(v * v for v in vec))
+        return [v / norm for v in vec] if norm else vec
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        self.documents += len(texts)
+        return [self._embed(t) for t in texts]
+
+    def embed_query(self, text: str) -> list[float]:
+        self.queries += 1
+        return self._embed(text)
+
+
+class BrokenQueryEmbeddings(TrigramEmbeddings):
+    """Documents embed fine; every query embedding fails (a model outage)."""
+
+    def embed_query(self, text: str) -> list[float]:
+        raise RuntimeError("embedding service unavailable")
+
+
+# --- fusion (pure) --------------------------------------------------------------------------
+
+
+def test_rrf_sums_reciprocal_ranks():
+    fused = dict(rrf([["a", "b", "c"], ["c", "a"]], k=60))
+    assert fused["a"] == pytest.approx(1 / 61 + 1 / 62)
+    assert fused["c"] == pytest.approx(1 / 63 + 1 / 61)
+    assert fused["b"] == pytest.approx(1 / 62)
+    assert [i for i, _ in rrf([["a", "b", "c"], ["c", "a"]])] == ["a", "c", "b"]
+
+
+def test_rrf_ties_break_by_lexical_order_then_id():
+    # x and y tie (rank 1 in one list each): the lexical (first) ranking wins.
+    assert [i for i, _ in rrf([["y"], ["x"]])] == ["y", "x"]
+    # Equal scores and both absent from the first ranking: then the second ranking's order.
+    assert [i for i, _ in rrf([[], ["q", "p"]])] == ["q", "p"]
+    # Equal everywhere: by id.
+    assert [i for i, _ in rrf([["b"], ["a"], ["a"], ["b"]])] == ["b", "a"]
+    assert [i for i, _ in rrf([["m", "n"], ["n", "m"]])] == ["m", "n"]
+
+
+def test_rrf_edge_cases():
+    assert rrf([]) == []
+    assert rrf([[], []]) == []
+    assert rrf([["a", "a", "b"]], k=1) == [("a", 0.5), ("b", 1 / 4)]  # repeats count once
+    for bad in (0, -1, True, 1.5):
+        with pytest.raises(ValueError):
+            rrf([["a"]], k=bad)  # type: ignore[arg-type]
+
+
+def test_model_key_and_vector_literal():
+    assert model_key(TrigramEmbeddings()).endswith("TrigramEmbeddings:trigram-256")
+    assert vector_literal([1, 0.25]) == "[1.0,0.25]"
+    for bad in ([], [float("nan")], [float("inf")]):
+        with pytest.raises(ValueError):
+            vector_literal(bad)
+
+
+# --- fixtures -------------------------------------------------------------------------------
+
+
+def _with_db(dsn: str, dbname: str) -> str:
+    params = conninfo_to_dict(dsn)
+    params["dbname"] = dbname
+    return make_conninfo(**params)  # type: ignore[arg-type]
+
+
+@pytest.fixture(scope="module")
+def vector_server_dsn(pg_server_dsn: str) -> str:
+    """A server with pgvector: the embedded one (the system server lacks pgvector)."""
+    if not os.environ.get("MEMORY_GRAPH_TEST_DSN"):
+        return pg_server_dsn  # already the embedded server
+    from memory_graph.storage._embedded import start_embedded
+
+    return start_embedded(tempfile.mkdtemp(prefix="mg-test-vec-"))
+
+
+@pytest.fixture
+def vector_dsn(vector_server_dsn: str) -> Iterator[str]:
+    """A fresh database on the pgvector server."""
+    name = f"mg_test_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(vector_server_dsn, autocommit=True) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield _with_db(vector_server_dsn, name)
+    finally:
+        with psycopg.connect(vector_server_dsn, autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def _opener(request: pytest.FixtureRequest, dsn: str, clock: FakeClock) -> Any:
+    opened: list[Callable[[], None]] = []
+    loop = asyncio.new_event_loop() if request.param == "async" else None
+
+    def make(embeddings: Embeddings | None = None) -> Any:
+        if loop is None:
+            s = MemoryStore.open(dsn, clock=clock, max_size=4, embeddings=embeddings)
+            opened.append(s.close)
+            s.setup()
+            return s
+        inner = loop.run_until_complete(
+            AsyncMemoryStore.open(dsn, clock=clock, max_size=4, embeddings=embeddings)
+        )
+        opened.append(lambda: loop.run_until_complete(inner.close()))
+        a = AsyncAdapter(loop, inner)
+        a.setup()
+        return a
+
+    def close() -> None:
+        for c in reversed(opened):
+            c()
+        if loop is not None:
+            loop.close()
+
+    return make, close
+
+
+@pytest.fixture(params=["sync", "async"])
+def vmake(
+    request: pytest.FixtureRequest, vector_dsn: str, clock: FakeClock
+) -> Iterator[Callable[..., Any]]:
+    """``vmake(embeddings=None)``: a set-up store of the parametrised flavour, with pgvector."""
+    make, close = _opener(request, vector_dsn, clock)
+    try:
+        yield make
+    finally:
+        close()
+
+
+@pytest.fixture(params=["sync", "async"])
+def smake(
+    request: pytest.FixtureRequest, pg_dsn: str, clock: FakeClock
+) -> Iterator[Callable[..., Any]]:
+    """``smake(embeddings=None)``: a store on the server under test (the system one in CI)."""
+    make, close = _opener(request, pg_dsn, clock)
+    try:
+        yield make
+    finally:
+        close()
+
+
+def _ids(hits: list[Any]) -> list[str]:
+    return [h.record.id for h in hits]
+
+
+def _contents(hits: list[Any]) -> list[str]:
+    return [h.record.content for h in hits]
+
+
+# --- on a server with pgvector --------------------------------------------------------------
+
+
+def test_dense_leg_finds_what_lexical_misses(vmake):
+    emb = TrigramEmbeddings()
+    store = vmake(emb)
+    lexical = vmake()
+    store.enable_embeddings()
+    store.enable_embeddings()  # idempotent
+    store.add(ALICE, "fact", "Enjoys hiking in the mountains every weekend")
+    store.add(ALICE, "fact", "Allergic to shellfish")
+    store.add(ALICE, "fact", "Works as a database engineer")
+    assert store.index_embeddings(ALICE) == 3
+    query = "hikers mountaineering"
+    assert lexical.search(ALICE, query) == []
+    hits = store.search(ALICE, query, limit=2)
+    assert _contents(hits)[0] == "Enjoys hiking in the mountains every weekend"
+    assert emb.queries == 1
+    # A lexical hit stays on top when both legs agree, and fused scores are RRF scores.
+    both = store.search(ALICE, "shellfish allergy", limit=3)
+    assert _contents(both)[0] == "Allergic to shellfish"
+    assert both[0].score == pytest.approx(2 / 61)
+
+
+def test_lexical_disagreement_markers_are_kept(vmake):
+    store = vmake(TrigramEmbeddings())
+    store.enable_embeddings()
+    store.add(
+        ALICE, "fact", "Morning drink is tea", knowledge={"claim": {"key": "drink", "value": "tea"}}
+    )
+    store.add(
+        ALICE,
+        "fact",
+        "Morning drink is coffee",
+        knowledge={"claim": {"key": "drink", "value": "coffee"}},
+    )
+    store.index_embeddings(ALICE)
+    hits = store.search(ALICE, "drink")
+    assert len(hits) == 2
+    assert all(h.disagreement is not None and h.disagreement.count == 2 for h in hits)
+    # A record found only by the dense leg gets its marker too.
+    dense_only = store.search(ALICE, "drinking teas")
+    assert dense_only and all(h.disagreement is not None for h in dense_only)
+
+
+def test_other_users_and_identities_vectors_never_returned(vmake):
+    store = vmake(TrigramEmbeddings())
+    store.enable_embeddings()
+    text = "Enjoys hiking in the mountains every weekend"
+    store.add(BOB, "fact", text)
+    store.add(Owner("alice", workspace="/w/other"), "fact", text, level="user_workspace")
+    store.add(Owner("alice", agent="other-agent"), "fact", text, level="agent")
+    assert store.index_embeddings(BOB) == 1
+    assert store.index_embeddings(Owner("alice", workspace="/w/other")) == 1
+    assert store.index_embeddings(Owner("alice", agent="other-agent")) == 1
+    assert store.index_embeddings(ALICE) == 0
+    assert store.search(ALICE, "hikers mountaineering") == []
+    assert store.search(ALICE, "hiking mountains") == []
+    assert len(store.search(BOB, "hikers mountaineering")) == 1
+
+
+def test_removed_expired_sensitive_and_stale_vectors_are_excluded(vmake, clock, vector_dsn):
+    store = vmake(TrigramEmbeddings())
+    store.enable_embeddings()
+    gone = store.add(ALICE, "fact", "Enjoys hiking in the mountains")
+    store.add(
+        ALICE,
+        "fact",
+        "Enjoys hiking in the mountains on Sundays",
+        expires_at=clock.now + timedelta(hours=1),
+    )
+    store.add(ALICE, "fact", "Enjoys hiking in the mountains with Sam", sensitivity="sensitive")
+    changed = store.add(ALICE, "fact", "Enjoys hiking in the mountains in winter")
+    assert store.index_embeddings(ALICE) == 3  # the sensitive record is never embedded
+    query = "hikers mountaineering"
+    assert len(store.search(ALICE, query)) == 3
+    store.remove(ALICE, gone.record_id, base_version=1)
+    clock.advance(hours=2)
+    store.replace(ALICE, changed.record_id, "Plays chess", base_version=1)
+    assert store.search(ALICE, query) == []  # removed, expired, replaced since indexing
+    assert store.search(ALICE, query, sensitivities=["private", "sensitive"]) == []
+    with psycopg.connect(vector_dsn) as conn:
+        before = conn.execute("SELECT count(*) FROM mg_embeddings").fetchone()[0]
+    assert store.index_embeddings(ALICE) == 1  # the replaced record, at its new version
+    with psycopg.connect(vector_dsn) as conn:
+        after = conn.execute("SELECT count(*) FROM mg_embeddings").fetchone()[0]
+    assert (before, after) == (4 - 1, 3 - 1)  # the removed record's vector is dropped
+    assert _contents(store.search(ALICE, "chess players")) == ["Plays chess"]
+
+
+def test_index_embeddings_is_incremental(vmake):
+    emb = TrigramEmbeddings()
+    store = vmake(emb)
+    store.enable_embeddings()
+    for i in range(5):
+        store.add(ALICE, "fact", f"Fact number {i} about gardening")
+    assert store.index_embeddings(ALICE, batch_size=2) == 5
+    assert emb.documents == 5
+    assert store.index_embeddings(ALICE) == 0
+    assert emb.documents == 5
+    store.add(ALICE, "fact", "Grows tomatoes")
+    assert store.index_embeddings(ALICE) == 1
+    assert emb.documents == 6
+    # Another model's vectors are separate: a new model indexes everything again.
+    other = TrigramEmbeddings()
+    other.model = "trigram-256-v2"  # type: ignore[misc]
+    assert vmake(other).index_embeddings(ALICE) == 6
+
+
+def test_query_embedding_failure_returns_lexical_results(vmake, caplog):
+    store = vmake(BrokenQueryEmbeddings())
+    lexical = vmake()
+    store.enable_embeddings()
+    store.add(ALICE, "fact", "Enjoys hiking in the mountains")
+    store.add(ALICE, "fact", "Allergic to shellfish")
+    assert store.index_embeddings(ALICE) == 2
+    with caplog.at_level(logging.WARNING, logger="memory_graph"):
+        hits = store.search(ALICE, "hiking")
+    assert hits == lexical.search(ALICE, "hiking")
+    assert "embedding service unavailable" in caplog.text
+    assert store.search(ALICE, "hikers mountaineering") == []
+
+
+def test_blank_query_and_no_embeddings_are_lexical(vmake):
+    emb = TrigramEmbeddings()
+    store = vmake(emb)
+    lexical = vmake()
+    store.enable_embeddings()
+    store.add(ALICE, "fact", "Enjoys hiking in the mountains")
+    store.index_embeddings(ALICE)
+    assert store.search(ALICE, "  ") == lexical.search(ALICE, "  ")
+    assert emb.queries == 0
+    with pytest.raises(ConfigurationError, match="embeddings="):
+        lexical.index_embeddings(ALICE)
+
+
+def test_index_before_enable_names_the_fix(vmake):
+    store = vmake(TrigramEmbeddings())
+    with pytest.raises(ConfigurationError, match="enable_embeddings"):
+        store.index_embeddings(ALICE)
+
+
+# --- on a server without pgvector (the system PostgreSQL 15) -------------------------------
+
+
+def _has_pgvector(dsn: str) -> bool:
+    with psycopg.connect(dsn) as conn:
+        row = conn.execute(
+            "SELECT count(*) FROM pg_available_extensions WHERE name = 'vector'"
+        ).fetchone()
+    return bool(row and row[0])
+
+
+def test_without_pgvector_enable_fails_and_search_is_lexical(smake, pg_dsn):
+    if _has_pgvector(pg_dsn):
+        pytest.skip("the server under test has pgvector (set MEMORY_GRAPH_TEST_DSN to one without)")
+    emb = TrigramEmbeddings()
+    store = smake(emb)
+    lexical = smake()
+    with pytest.raises(ConfigurationError, match="install pgvector"):
+        store.enable_embeddings()
+    store.add(ALICE, "fact", "Enjoys hiking in the mountains")
+    store.add(ALICE, "fact", "Hiking boots are size 42")
+    for query in ("hiking", "hikers mountaineering", "", "boots"):
+        assert store.search(ALICE, query) == lexical.search(ALICE, query)
+    assert store.search_confirmed(ALICE, "hiking") == lexical.search_confirmed(ALICE, "hiking")
+    assert emb.queries == 0  # the model is never called when the database cannot use it
+    with pytest.raises(ConfigurationError, match="enable_embeddings"):
+        store.index_embeddings(ALICE)
+    assert emb.documents == 0
