@@ -350,7 +350,8 @@ def hybrid_search_op(
         and h.record.sensitivity != "sensitive"
     ]
     if dense_only:
-        dsql, dparams = build_disagreement_query(owner, as_of=as_of)
+        keys = [h.record.knowledge.claim.key for h in dense_only]  # type: ignore[union-attr]
+        dsql, dparams = build_disagreement_query(owner, as_of=as_of, claim_keys=keys)
         drows = yield Query(dsql, dparams)
         markers: dict[str, Disagreement] = disagreements_from_rows(drows)[0]
         hits = [
