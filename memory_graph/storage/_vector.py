@@ -242,10 +242,13 @@ def build_dense_query(
         The SQL text and its parameters; rows carry ``id`` and ``distance``, best first.
     """
     cond, params = visible(owner, "r")
+    # The owner's vectors by primary key, each record by primary key (fenced with OFFSET 0),
+    # so the plan does not depend on table statistics.
     sql = (
         "WITH cand AS MATERIALIZED (SELECT r.id, (e.embedding <=> %s::vector) AS distance "
-        "FROM mg_embeddings e JOIN mg_records r ON r.scope_id = e.scope_id "
-        "AND r.id = e.record_id WHERE e.scope_id = %s AND e.model = %s AND e.dim = %s "
+        "FROM mg_embeddings e CROSS JOIN LATERAL (SELECT * FROM mg_records r0 "
+        "WHERE r0.scope_id = e.scope_id AND r0.id = e.record_id OFFSET 0) r "
+        "WHERE e.scope_id = %s AND e.model = %s AND e.dim = %s "
         f"AND e.version = r.version AND {cond} AND r.status = 'active' "
         "AND (r.expires_at IS NULL OR r.expires_at > %s) AND r.kind = ANY(%s) "
         "AND r.trust = ANY(%s) AND r.sensitivity = ANY(%s)) "
