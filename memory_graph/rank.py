@@ -285,42 +285,59 @@ def _idf(n_docs: int, df: int) -> float:
     return math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
 
 
+class _QueryScorer:
+    """Per-query constants of ``rel``: weighted idf per term, their sum and maximum."""
+
+    __slots__ = ("hits_scale", "items", "pair_idf", "pairs", "phrase", "top", "total")
+
+    def __init__(self, query: QueryTerms, idf: Mapping[str, float]) -> None:
+        self.items = [(term, weight * idf[term]) for term, weight in query.weights.items()]
+        total = 0.0
+        top = 0.0
+        for _term, wi in self.items:
+            total += wi
+            top = max(top, wi)
+        self.total = total
+        self.top = top
+        self.phrase = query.phrase if query.phrase and " " in query.phrase else ""
+        self.pairs = query.pairs
+        self.pair_idf = [(a, c, (idf[a] + idf[c]) / 2.0) for a, c in query.pairs]
+
+
 def _relevance(
     counts: Mapping[str, int],
     dl: int,
     b: float,
     adjacent: set[tuple[str, str]] | None,
     norm_text: str | None,
-    query: QueryTerms,
-    idf: Mapping[str, float],
+    qs: _QueryScorer,
     stats: CorpusStats,
     params: RankParams,
 ) -> float:
     """``rel`` of the module docstring (0 when no query term matches)."""
     norm = params.k1 * (1.0 - b + b * dl / max(stats.avgdl, 1e-9))
+    k1p = params.k1 + 1.0
     bm25 = 0.0
     covered = 0.0
-    total = 0.0
-    top = 0.0
-    for term, weight in query.weights.items():
-        wi = weight * idf[term]
-        total += wi
-        top = max(top, wi)
-        tf = counts.get(term, 0)
+    get = counts.get
+    for term, wi in qs.items:
+        tf = get(term, 0)
         if tf:
-            bm25 += wi * tf * (params.k1 + 1.0) / (tf + norm)
+            bm25 += wi * tf * k1p / (tf + norm)
             covered += wi
     if bm25 <= 0.0:
         return 0.0
+    total = qs.total
+    top = qs.top
     cover = covered / total if total > 0 else 0.0
     phrase = 0.0
-    if norm_text is not None and query.phrase and " " in query.phrase:
-        if query.phrase in norm_text:
+    if norm_text is not None and qs.phrase:
+        if qs.phrase in norm_text:
             phrase += params.phrase_whole
-    if adjacent is not None and query.pairs and top > 0:
-        hits = [(idf[a] + idf[c]) / 2.0 for a, c in query.pairs if (a, c) in adjacent]
+    if adjacent is not None and qs.pairs and top > 0:
+        hits = [m for a, c, m in qs.pair_idf if (a, c) in adjacent]
         if hits:
-            phrase += params.phrase_pair * sum(hits) / (len(query.pairs) * top)
+            phrase += params.phrase_pair * sum(hits) / (len(qs.pairs) * top)
     return bm25 * (1.0 + params.gamma * cover * cover) + phrase * top
 
 
@@ -378,17 +395,11 @@ def _score_all(
     qt: QueryTerms, prepared: Sequence[_Prepared], stats: CorpusStats, params: RankParams
 ) -> list[float]:
     idf = {t: _idf(stats.n_docs, stats.df.get(t, 0)) for t in qt.weights}
+    qs = _QueryScorer(qt, idf)
+    b, b_cjk = params.b, params.b_cjk
     return [
         _relevance(
-            p.counts,
-            p.dl,
-            params.b_cjk if p.cjk else params.b,
-            p.adjacent,
-            p.norm_text,
-            qt,
-            idf,
-            stats,
-            params,
+            p.counts, p.dl, b_cjk if p.cjk else b, p.adjacent, p.norm_text, qs, stats, params
         )
         for p in prepared
     ]

@@ -62,7 +62,7 @@ __all__ = [
     "validate_search_args",
 ]
 
-RERANK_DEPTH = 100
+RERANK_DEPTH = 200
 """Candidates pre-scored in SQL that are re-ranked in Python (per query, at least)."""
 
 _MAX_DISAGREEMENT_IDS = 4
@@ -180,34 +180,45 @@ def disagreements_from_rows(
     return by_id, groups
 
 
-_TOKEN_CACHE: OrderedDict[tuple[str, str, int, str], tuple[str, ...]] = OrderedDict()
-_TOKEN_CACHE_SIZE = 50_000
+_DOC_CACHE: OrderedDict[tuple[Any, ...], Document] = OrderedDict()
+_DOC_CACHE_SIZE = 50_000
 
 
 def _row_document(row: Mapping[str, Any]) -> Document:
-    """A ranking document from a candidate row (:data:`_SLIM_COLS` or the record columns)."""
-    key = (row["scope_id"], str(row["id"]), int(row["version"]), row["content_hash"])
+    """A ranking document from a candidate row, cached per record version and ranking fields."""
+    key = (
+        row["scope_id"],
+        str(row["id"]),
+        int(row["version"]),
+        row["content_hash"],
+        row["trust"],
+        row["confidence"],
+        row["sensitivity"],
+        row["level"],
+        row["agent_key"],
+        row["workspace_key"],
+    )
+    doc = _DOC_CACHE.get(key)
+    if doc is not None:
+        _DOC_CACHE.move_to_end(key)
+        return doc
     knowledge = knowledge_from_json(row["knowledge"]) if row["knowledge"] else None
-    tokens = _TOKEN_CACHE.get(key)
-    if tokens is not None:
-        _TOKEN_CACHE.move_to_end(key)
-    else:
-        # Index tokens with repeats, cached per record version (the stored array is a set).
-        tokens = tuple(index_tokens(row["content"], knowledge))
-        _TOKEN_CACHE[key] = tokens
-        if len(_TOKEN_CACHE) > _TOKEN_CACHE_SIZE:
-            _TOKEN_CACHE.popitem(last=False)
-    return Document(
+    doc = Document(
         id=key[1],
-        tokens=tokens,
+        # Index tokens with repeats (the stored array is a set).
+        tokens=tuple(index_tokens(row["content"], knowledge)),
         text=row["content"],
         trust=row["trust"],
         confidence=float(row["confidence"]),
         precedence=identity_from_row(row).precedence,
         dedup_key=f"{row['content_hash']}|{knowledge!r}",
         sensitive=row["sensitivity"] == "sensitive",
-        cache_key="|".join(map(str, key)),
+        cache_key="|".join(map(str, key[:4])),
     )
+    _DOC_CACHE[key] = doc
+    if len(_DOC_CACHE) > _DOC_CACHE_SIZE:
+        _DOC_CACHE.popitem(last=False)
+    return doc
 
 
 class _Stats:

@@ -35,7 +35,7 @@ __all__ = [
     "term_variants",
 ]
 
-RARE_MIN = 256
+RARE_MIN = 1000
 """A term whose document frequency is at most this is always read from the postings."""
 RARE_FRACTION = 0.1
 """... and so is one whose document frequency is at most this share of the pool."""
@@ -247,17 +247,22 @@ WITH qt AS MATERIALIZED (
     ) x
     WHERE df <= greatest(%s, %s * (SELECT n FROM pool)) OR df = lo
 ), hits AS MATERIALIZED (
-    SELECT p.token, p.record_id FROM mg_postings p
+    SELECT p.token, p.record_id, p.kind, p.trust FROM mg_postings p
     WHERE p.scope_id = %s
       AND p.token = ANY(ARRAY(SELECT DISTINCT qt.token FROM qt JOIN rare USING (q, term)))
       AND p.agent_key = ANY(%s) AND p.workspace_key = ANY(%s) AND p.sensitivity = ANY(%s)
       AND (p.expires_at IS NULL OR p.expires_at > %s)
-      AND p.kind = ANY(%s) AND p.trust = ANY(%s)
+), m AS MATERIALIZED (
+    SELECT DISTINCT qt.q, qt.term, h.record_id, h.kind, h.trust
+    FROM hits h JOIN qt USING (token) JOIN rare USING (q, term)
+), rdf AS MATERIALIZED (
+    -- a selective term's exact frequency over the unexpired pool (its postings are read)
+    SELECT m.q, m.term, count(*)::float8 AS df FROM m GROUP BY m.q, m.term
 ), scored AS MATERIALIZED (
     SELECT m.q, m.record_id,
-           sum(rare.w * ln(1.0 + (pool.n - rare.df + 0.5) / (rare.df + 0.5))) AS pre
-    FROM (SELECT DISTINCT qt.q, qt.term, h.record_id FROM hits h JOIN qt USING (token)) m
-    JOIN rare USING (q, term) CROSS JOIN pool
+           sum(rare.w * ln(1.0 + (pool.n - rdf.df + 0.5) / (rdf.df + 0.5))) AS pre
+    FROM m JOIN rare USING (q, term) JOIN rdf USING (q, term) CROSS JOIN pool
+    WHERE m.kind = ANY(%s) AND m.trust = ANY(%s)
     GROUP BY m.q, m.record_id
 ), top AS MATERIALIZED (
     SELECT q, record_id, pre FROM (
@@ -271,7 +276,8 @@ WITH qt AS MATERIALIZED (
 SELECT top.q, top.pre, {CANDIDATE_COLS},
        (SELECT json_build_object(
             'n', (SELECT n FROM pool),
-            'df', (SELECT json_object_agg(tdf.q || '|' || tdf.term, tdf.df) FROM tdf))::text
+            'df', (SELECT json_object_agg(tdf.q || '|' || tdf.term, coalesce(rdf.df, tdf.df))
+                   FROM tdf LEFT JOIN rdf USING (q, term)))::text
        ) AS stats
 FROM top CROSS JOIN LATERAL (
     SELECT * FROM mg_records r0 WHERE r0.scope_id = %s AND r0.id = top.record_id OFFSET 0
