@@ -135,8 +135,10 @@ def test_candidate_sql_uses_the_owner_postings_only() -> None:
     )
     assert "mg_postings p" in sql and "p.scope_id = %s" in sql
     assert ALICE.scope_id in params and params.count(BOB.scope_id) == 0
-    # Statistics come from the per-identity tables, never from a count over postings.
-    assert "mg_term_df s" in sql and "mg_pool_stats s" in sql and "count(" not in sql
+    # The pool size and common terms' frequencies come from the per-identity statistics
+    # tables, never from a count over the pool.
+    assert "mg_term_df s" in sql and "mg_pool_stats s" in sql
+    assert "count(*) AS n" not in sql and "FROM mg_records x" not in sql
 
 
 def test_recall_stats_follow_writes(sync_store: Any, pg_dsn: str) -> None:
