@@ -42,7 +42,6 @@ __all__ = [
     "check_capacity",
     "content_hash",
     "delete_tokens_query",
-    "drop_tokens",
     "Locked",
     "insert_tokens_query",
     "lock",
@@ -50,7 +49,6 @@ __all__ = [
     "record_tokens",
     "reinforce_op",
     "reinforced_confidence",
-    "set_tokens",
     "statement",
 ]
 
@@ -236,35 +234,6 @@ def audit(
     """Append one audit row in the current transaction."""
     yield statement(
         (), [audit_row(ctx, ident, target_kind, target_id, action, before, after, version)]
-    )
-
-
-def set_tokens(scope: str, record_id: str, content: str, knowledge: Any) -> Op[None]:
-    tokens = sorted(set(index_tokens(content, knowledge_from_json(knowledge))))
-    yield Query(
-        "UPDATE mg_records SET tokens = %s WHERE scope_id = %s AND id = %s",
-        (tokens, scope, record_id),
-        fetch="none",
-    )
-    yield Query(
-        "DELETE FROM mg_record_tokens WHERE scope_id = %s AND record_id = %s",
-        (scope, record_id),
-        fetch="none",
-    )
-    if tokens:
-        yield Query(
-            "INSERT INTO mg_record_tokens (scope_id, token, record_id) "
-            "SELECT %s, t, %s FROM unnest(%s::text[]) AS t",
-            (scope, record_id, tokens),
-            fetch="none",
-        )
-
-
-def drop_tokens(scope: str, record_id: str) -> Op[None]:
-    yield Query(
-        "DELETE FROM mg_record_tokens WHERE scope_id = %s AND record_id = %s",
-        (scope, record_id),
-        fetch="none",
     )
 
 
