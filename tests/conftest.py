@@ -14,7 +14,14 @@ from pathlib import Path
 
 import psycopg
 import pytest
+from hypothesis import settings
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+# In CI the property tests run a fixed, reproducible set of examples (no example database, so
+# the work tree stays clean); locally they explore new examples on every run.
+settings.register_profile("ci", derandomize=True, database=None, deadline=None)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
 
 # Store fixtures (store, make_store, clock) shared by the store suites.
 pytest_plugins = ["_stores"]

@@ -143,7 +143,8 @@ def test_bad_tool_arguments_become_error_messages(pg_dsn: str, flavour: str) -> 
 ARG_VALUES = st.one_of(
     st.none(),
     st.booleans(),
-    st.integers(),
+    # JSON from a model, within what LangGraph's msgpack checkpointer can store (int64).
+    st.integers(min_value=-(2**63), max_value=2**63 - 1),
     st.text(max_size=40),
     st.lists(st.text(max_size=8), max_size=3),
     st.dictionaries(st.text(max_size=6), st.text(max_size=6), max_size=2),
