@@ -156,12 +156,15 @@ class AsyncMemoryStore(StoreBase):
         """Close the connection pool."""
         await self._pool.close()
 
-    async def _run(self, op: Op[T]) -> T:
+    async def _run(self, op: Op[T], *, readonly: bool = False) -> T:
         try:
             async with self._pool.connection() as conn:
-                return await run_async(conn, op)
+                return await run_async(conn, op, readonly=readonly)
         except PoolTimeout as exc:
             raise StorageUnavailableError(f"no database connection available: {exc}") from exc
+
+    async def _read(self, op: Op[T]) -> T:
+        return await self._run(op, readonly=True)
 
     async def setup(self) -> list[int]:
         """Apply pending migrations (idempotent). Returns the versions applied now."""
@@ -171,17 +174,17 @@ class AsyncMemoryStore(StoreBase):
 
     async def get_profile(self, owner: Owner) -> Profile:
         """The user's profile (empty, revision 0, when none)."""
-        return await self._run(R.get_profile_op(owner))
+        return await self._read(R.get_profile_op(owner))
 
     async def get_preferences(
         self, owner: Owner, *, as_of: datetime | None = None
     ) -> list[Preference]:
         """Active, unexpired preferences; shadowed ones are ``overridden``."""
-        return await self._run(R.get_preferences_op(owner, as_of=as_of, clock=self._clock))
+        return await self._read(R.get_preferences_op(owner, as_of=as_of, clock=self._clock))
 
     async def get_record(self, owner: Owner, record_id: str) -> Record:
         """One visible record. Raises NotFoundError when not visible to ``owner``."""
-        return await self._run(R.get_record_op(owner, record_id))
+        return await self._read(R.get_record_op(owner, record_id))
 
     async def list_records(
         self,
@@ -192,7 +195,7 @@ class AsyncMemoryStore(StoreBase):
         as_of: datetime | None = None,
     ) -> list[Record]:
         """Visible records, active and unexpired unless ``include_inactive``."""
-        return await self._run(
+        return await self._read(
             R.list_records_op(
                 owner,
                 kinds=kinds,
@@ -247,7 +250,7 @@ class AsyncMemoryStore(StoreBase):
             except Exception as exc:  # any model failure degrades to lexical
                 self._embedding_failed(exc)
             else:
-                return await self._run(
+                return await self._read(
                     hybrid_search_op(
                         owner,
                         args,
@@ -257,7 +260,7 @@ class AsyncMemoryStore(StoreBase):
                         limits=self._limits,
                     )
                 )
-        return await self._run(
+        return await self._read(
             W.search(
                 owner,
                 query,
@@ -272,7 +275,7 @@ class AsyncMemoryStore(StoreBase):
 
     async def _ready(self) -> bool:
         if self._vectors_ready is None:
-            self._vectors_ready = await self._run(embeddings_ready_op())
+            self._vectors_ready = await self._read(embeddings_ready_op())
         return self._vectors_ready
 
     async def enable_embeddings(self) -> None:
@@ -312,7 +315,7 @@ class AsyncMemoryStore(StoreBase):
 
     async def audit_log(self, owner: Owner, *, limit: int = 100) -> list[dict[str, Any]]:
         """The newest audit rows visible to ``owner``, newest first."""
-        return await self._run(R.audit_log_op(owner, limit=limit))
+        return await self._read(R.audit_log_op(owner, limit=limit))
 
     # --- proposals ------------------------------------------------------------------------
 
@@ -350,11 +353,11 @@ class AsyncMemoryStore(StoreBase):
 
     async def get_proposal(self, owner: Owner, proposal_id: str) -> Proposal:
         """One proposal of ``owner``. Raises NotFoundError otherwise."""
-        return await self._run(P.get_proposal_op(owner, proposal_id))
+        return await self._read(P.get_proposal_op(owner, proposal_id))
 
     async def list_pending(self, owner: Owner, *, thread_id: str | None = None) -> list[Proposal]:
         """The inbox: pending, unexpired proposals, oldest first."""
-        return await self._run(P.list_pending_op(owner, thread_id=thread_id, clock=self._clock))
+        return await self._read(P.list_pending_op(owner, thread_id=thread_id, clock=self._clock))
 
     async def decide(
         self,
@@ -521,7 +524,7 @@ class AsyncMemoryStore(StoreBase):
 
     async def get_grant(self, owner: Owner, grant_id: str) -> Grant:
         """A grant of exactly ``owner``, with its stored usage."""
-        return await self._run(P.get_grant_op(owner, grant_id))
+        return await self._read(P.get_grant_op(owner, grant_id))
 
     async def decide_with_grant(
         self, owner: Owner, proposal_id: str, grant_id: str
@@ -548,7 +551,7 @@ class AsyncMemoryStore(StoreBase):
         max_tokens: int | None = None,
     ) -> str:
         """The framed ``<memory_source>`` recall block ("" when nothing fits)."""
-        return await self._run(
+        return await self._read(
             S.snapshot_op(
                 owner,
                 task_step=task_step,
@@ -565,15 +568,15 @@ class AsyncMemoryStore(StoreBase):
 
     async def context_block(self, owner: Owner, *, as_of: datetime | None = None) -> str:
         """Assistant values and identity, profile and explicit preferences (plus bootstrap)."""
-        return await self._run(V.context_block_op(owner, as_of=as_of, clock=self._clock))
+        return await self._read(V.context_block_op(owner, as_of=as_of, clock=self._clock))
 
     async def memory_md(self, owner: Owner, *, as_of: datetime | None = None) -> str:
         """``MEMORY.md``, rebuilt from the database (never parsed back)."""
-        return await self._run(V.memory_md_op(owner, as_of=as_of, clock=self._clock))
+        return await self._read(V.memory_md_op(owner, as_of=as_of, clock=self._clock))
 
     async def export(self, owner: Owner) -> dict[str, Any]:
         """The versioned JSON export of the owner's visible, active memory."""
-        return await self._run(V.export_op(owner, clock=self._clock))
+        return await self._read(V.export_op(owner, clock=self._clock))
 
     async def import_document(
         self, owner: Owner, document: Any, *, thread_id: str | None = None
@@ -587,7 +590,7 @@ class AsyncMemoryStore(StoreBase):
 
     async def get_persona(self, owner: Owner) -> Persona | None:
         """The assistant persona of ``owner`` (per agent), or ``None``."""
-        return await self._run(get_persona_op(owner))
+        return await self._read(get_persona_op(owner))
 
     async def set_persona(
         self,

@@ -76,36 +76,64 @@ def _read(cur: Any, q: Query, rows: list[dict[str, Any]] | None) -> Any:
     return rows or []
 
 
-def run_sync(conn: psycopg.Connection[Any], op: Op[T]) -> T:
-    """Drive ``op`` on a sync connection, in one transaction."""
-    with map_errors(), conn.transaction():
+def run_sync(conn: psycopg.Connection[Any], op: Op[T], *, readonly: bool = False) -> T:
+    """Drive ``op`` on a sync connection, in one transaction.
+
+    With ``readonly=True`` (reads only) the statements run in autocommit mode instead: no
+    ``BEGIN``/``COMMIT`` round trips, and each statement sees its own consistent snapshot.
+    """
+    if readonly:
+        conn.autocommit = True
         try:
-            q = next(op)
-            while True:
-                with conn.cursor(row_factory=dict_row) as cur:
-                    cur.execute(q.sql, q.params)  # type: ignore[arg-type]
-                    rows = cur.fetchall() if q.fetch in ("one", "all") and cur.description else None
-                    result = _read(cur, q, rows)
-                q = op.send(result)
-        except StopIteration as stop:
-            return stop.value  # type: ignore[no-any-return]
+            with map_errors():
+                return _drive_sync(conn, op)
+        finally:
+            if not conn.closed:  # a broken connection is discarded by the pool anyway
+                conn.autocommit = False
+    with map_errors(), conn.transaction():
+        return _drive_sync(conn, op)
 
 
-async def run_async(conn: psycopg.AsyncConnection[Any], op: Op[T]) -> T:
-    """Drive ``op`` on an async connection, in one transaction."""
+def _drive_sync(conn: psycopg.Connection[Any], op: Op[T]) -> T:
+    try:
+        q = next(op)
+        while True:
+            with conn.cursor(row_factory=dict_row) as cur:
+                cur.execute(q.sql, q.params)  # type: ignore[arg-type]
+                rows = cur.fetchall() if q.fetch in ("one", "all") and cur.description else None
+                result = _read(cur, q, rows)
+            q = op.send(result)
+    except StopIteration as stop:
+        return stop.value  # type: ignore[no-any-return]
+
+
+async def run_async(
+    conn: psycopg.AsyncConnection[Any], op: Op[T], *, readonly: bool = False
+) -> T:
+    """Async twin of :func:`run_sync`."""
+    if readonly:
+        await conn.set_autocommit(True)
+        try:
+            with map_errors():
+                return await _drive_async(conn, op)
+        finally:
+            if not conn.closed:
+                await conn.set_autocommit(False)
     with map_errors():
         async with conn.transaction():
-            try:
-                q = next(op)
-                while True:
-                    async with conn.cursor(row_factory=dict_row) as cur:
-                        await cur.execute(q.sql, q.params)  # type: ignore[arg-type]
-                        rows = (
-                            await cur.fetchall()
-                            if q.fetch in ("one", "all") and cur.description
-                            else None
-                        )
-                        result = _read(cur, q, rows)
-                    q = op.send(result)
-            except StopIteration as stop:
-                return stop.value  # type: ignore[no-any-return]
+            return await _drive_async(conn, op)
+
+
+async def _drive_async(conn: psycopg.AsyncConnection[Any], op: Op[T]) -> T:
+    try:
+        q = next(op)
+        while True:
+            async with conn.cursor(row_factory=dict_row) as cur:
+                await cur.execute(q.sql, q.params)  # type: ignore[arg-type]
+                rows = (
+                    await cur.fetchall() if q.fetch in ("one", "all") and cur.description else None
+                )
+                result = _read(cur, q, rows)
+            q = op.send(result)
+    except StopIteration as stop:
+        return stop.value  # type: ignore[no-any-return]

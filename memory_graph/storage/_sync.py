@@ -160,12 +160,15 @@ class MemoryStore(StoreBase):
         """Close the connection pool."""
         self._pool.close()
 
-    def _run(self, op: Op[T]) -> T:
+    def _run(self, op: Op[T], *, readonly: bool = False) -> T:
         try:
             with self._pool.connection() as conn:
-                return run_sync(conn, op)
+                return run_sync(conn, op, readonly=readonly)
         except PoolTimeout as exc:
             raise StorageUnavailableError(f"no database connection available: {exc}") from exc
+
+    def _read(self, op: Op[T]) -> T:
+        return self._run(op, readonly=True)
 
     def setup(self) -> list[int]:
         """Apply pending migrations (idempotent). Returns the versions applied now."""
@@ -175,15 +178,15 @@ class MemoryStore(StoreBase):
 
     def get_profile(self, owner: Owner) -> Profile:
         """The user's profile (empty, revision 0, when none)."""
-        return self._run(R.get_profile_op(owner))
+        return self._read(R.get_profile_op(owner))
 
     def get_preferences(self, owner: Owner, *, as_of: datetime | None = None) -> list[Preference]:
         """Active, unexpired preferences; shadowed ones are ``overridden``."""
-        return self._run(R.get_preferences_op(owner, as_of=as_of, clock=self._clock))
+        return self._read(R.get_preferences_op(owner, as_of=as_of, clock=self._clock))
 
     def get_record(self, owner: Owner, record_id: str) -> Record:
         """One visible record. Raises NotFoundError when not visible to ``owner``."""
-        return self._run(R.get_record_op(owner, record_id))
+        return self._read(R.get_record_op(owner, record_id))
 
     def list_records(
         self,
@@ -194,7 +197,7 @@ class MemoryStore(StoreBase):
         as_of: datetime | None = None,
     ) -> list[Record]:
         """Visible records, active and unexpired unless ``include_inactive``."""
-        return self._run(
+        return self._read(
             R.list_records_op(
                 owner,
                 kinds=kinds,
@@ -249,7 +252,7 @@ class MemoryStore(StoreBase):
             except Exception as exc:  # any model failure degrades to lexical
                 self._embedding_failed(exc)
             else:
-                return self._run(
+                return self._read(
                     hybrid_search_op(
                         owner,
                         args,
@@ -259,7 +262,7 @@ class MemoryStore(StoreBase):
                         limits=self._limits,
                     )
                 )
-        return self._run(
+        return self._read(
             W.search(
                 owner,
                 query,
@@ -274,7 +277,7 @@ class MemoryStore(StoreBase):
 
     def _ready(self) -> bool:
         if self._vectors_ready is None:
-            self._vectors_ready = self._run(embeddings_ready_op())
+            self._vectors_ready = self._read(embeddings_ready_op())
         return self._vectors_ready
 
     def enable_embeddings(self) -> None:
@@ -314,7 +317,7 @@ class MemoryStore(StoreBase):
 
     def audit_log(self, owner: Owner, *, limit: int = 100) -> list[dict[str, Any]]:
         """The newest audit rows visible to ``owner``, newest first."""
-        return self._run(R.audit_log_op(owner, limit=limit))
+        return self._read(R.audit_log_op(owner, limit=limit))
 
     # --- proposals ------------------------------------------------------------------------
 
@@ -352,11 +355,11 @@ class MemoryStore(StoreBase):
 
     def get_proposal(self, owner: Owner, proposal_id: str) -> Proposal:
         """One proposal of ``owner``. Raises NotFoundError otherwise."""
-        return self._run(P.get_proposal_op(owner, proposal_id))
+        return self._read(P.get_proposal_op(owner, proposal_id))
 
     def list_pending(self, owner: Owner, *, thread_id: str | None = None) -> list[Proposal]:
         """The inbox: pending, unexpired proposals, oldest first."""
-        return self._run(P.list_pending_op(owner, thread_id=thread_id, clock=self._clock))
+        return self._read(P.list_pending_op(owner, thread_id=thread_id, clock=self._clock))
 
     def decide(
         self,
@@ -521,7 +524,7 @@ class MemoryStore(StoreBase):
 
     def get_grant(self, owner: Owner, grant_id: str) -> Grant:
         """A grant of exactly ``owner``, with its stored usage."""
-        return self._run(P.get_grant_op(owner, grant_id))
+        return self._read(P.get_grant_op(owner, grant_id))
 
     def decide_with_grant(
         self, owner: Owner, proposal_id: str, grant_id: str
@@ -548,7 +551,7 @@ class MemoryStore(StoreBase):
         max_tokens: int | None = None,
     ) -> str:
         """The framed ``<memory_source>`` recall block ("" when nothing fits)."""
-        return self._run(
+        return self._read(
             S.snapshot_op(
                 owner,
                 task_step=task_step,
@@ -565,15 +568,15 @@ class MemoryStore(StoreBase):
 
     def context_block(self, owner: Owner, *, as_of: datetime | None = None) -> str:
         """Assistant values and identity, profile and explicit preferences (plus bootstrap)."""
-        return self._run(V.context_block_op(owner, as_of=as_of, clock=self._clock))
+        return self._read(V.context_block_op(owner, as_of=as_of, clock=self._clock))
 
     def memory_md(self, owner: Owner, *, as_of: datetime | None = None) -> str:
         """``MEMORY.md``, rebuilt from the database (never parsed back)."""
-        return self._run(V.memory_md_op(owner, as_of=as_of, clock=self._clock))
+        return self._read(V.memory_md_op(owner, as_of=as_of, clock=self._clock))
 
     def export(self, owner: Owner) -> dict[str, Any]:
         """The versioned JSON export of the owner's visible, active memory."""
-        return self._run(V.export_op(owner, clock=self._clock))
+        return self._read(V.export_op(owner, clock=self._clock))
 
     def import_document(
         self, owner: Owner, document: Any, *, thread_id: str | None = None
@@ -587,7 +590,7 @@ class MemoryStore(StoreBase):
 
     def get_persona(self, owner: Owner) -> Persona | None:
         """The assistant persona of ``owner`` (per agent), or ``None``."""
-        return self._run(get_persona_op(owner))
+        return self._read(get_persona_op(owner))
 
     def set_persona(
         self,
