@@ -20,6 +20,7 @@ from ._context import resolve_owner
 from ._core import (
     AnyStore,
     IdempotencyConflictError,
+    NotFoundError,
     Owner,
     Proposal,
     ValidationError,
@@ -241,9 +242,21 @@ def create_extract_memories(store: AnyStore, *, extractor: Any = None) -> Node:
                     records=records,
                     profile_fields=profile_fields,
                 )
-                # Repeat mentions (plan.reinforced) are reported, not written: raising
-                # confidence is not idempotent under node re-runs.
                 report["unchanged"] = len(plan.unchanged) + len(plan.reinforced)
+                for again in plan.reinforced:
+                    # A repeat mention raises the stored record's confidence, once per
+                    # source message (so a node re-run cannot count it twice).
+                    event_id = again.evidence.get("source_event_id")
+                    if again.target_id is None or event_id is None:
+                        continue
+                    try:
+                        yield Call(
+                            "reinforce",
+                            (owner, again.target_id),
+                            {"source_event_id": str(event_id)},
+                        )
+                    except (NotFoundError, ValidationError):
+                        pass  # removed or expired meanwhile: nothing to reinforce
                 for write in plan.writes:
                     try:
                         proposal = yield Call(

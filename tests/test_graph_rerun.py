@@ -26,6 +26,26 @@ def test_extract_node_rerun_creates_no_second_proposal(pg_dsn: str) -> None:
         assert len(store.list_pending(ALICE)) == 2
 
 
+def test_repeat_mention_reinforces_once_per_message(pg_dsn: str) -> None:
+    with MemoryStore.from_dsn(pg_dsn) as store:
+        store.setup()
+        stored = store.add(ALICE, "fact", "I deploy on Fridays", confidence=0.6)
+        assert stored.record_id is not None
+        node = create_extract_memories(store)
+        config = {"configurable": {"thread_id": "t1"}}
+        said = {"messages": [HumanMessage("Remember that I deploy on Fridays.", id="m1")]}
+        node(said, Runtime(context=CTX), config)
+        once = store.get_record(ALICE, stored.record_id).confidence
+        assert once > 0.6
+        node(said, Runtime(context=CTX), config)  # a re-run of the same turn
+        assert store.get_record(ALICE, stored.record_id).confidence == once
+        said_again = {"messages": [HumanMessage("Remember that I deploy on Fridays.", id="m2")]}
+        node(said_again, Runtime(context=CTX), config)  # a new mention counts again
+        assert store.get_record(ALICE, stored.record_id).confidence > once
+        assert store.list_pending(ALICE) == []  # no proposal, no new row
+        assert len(store.list_records(ALICE)) == 1
+
+
 def test_async_extract_node_rerun_creates_no_second_proposal(pg_dsn: str) -> None:
     async def main() -> None:
         store = await AsyncMemoryStore.open(pg_dsn)

@@ -253,3 +253,13 @@ def test_audit_rows(store):
     assert rows[1]["before"]["content"] == "Likes tea"
     assert rows[1]["after"]["content"] == "Likes green tea"
     assert all(x["proposal_id"] for x in rows)
+
+
+def test_reinforce_is_idempotent_per_source_event(store):
+    rid = store.add(ALICE, "fact", "Uses tmux", confidence=0.5).record_id
+    first = store.reinforce(ALICE, rid, source_event_id="m1").confidence
+    assert first > 0.5
+    assert store.reinforce(ALICE, rid, source_event_id="m1").confidence == first
+    assert store.reinforce(ALICE, rid, source_event_id="m2").confidence > first
+    with pytest.raises(ValidationError):
+        store.reinforce(ALICE, rid, source_event_id="")

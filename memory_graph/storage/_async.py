@@ -491,10 +491,21 @@ class AsyncMemoryStore(StoreBase):
         """Compare-and-set removal (a status change); ``conflicted`` on a stale base."""
         return await self._run(W.remove(owner, record_id, base_version=base_version, store=self))
 
-    async def reinforce(self, owner: Owner, record_id: str) -> Record:
-        """A repeat mention: raise an active record's confidence without a new row."""
+    async def reinforce(
+        self, owner: Owner, record_id: str, *, source_event_id: str | None = None
+    ) -> Record:
+        """A repeat mention: raise an active record's confidence without a new row.
+
+        With ``source_event_id`` the same mention raises it once, however often it is retried.
+        """
         return await self._run(
-            reinforce_op(owner, record_id, clock=self._clock, limits=self._limits)
+            reinforce_op(
+                owner,
+                record_id,
+                source_event_id=source_event_id,
+                clock=self._clock,
+                limits=self._limits,
+            )
         )
 
     # --- grants ---------------------------------------------------------------------------

@@ -26,7 +26,7 @@ from .._identity import Identity, Owner
 from .._types import Limits, Record, Trust, WriteStatus
 from ..errors import LimitExceededError, NotFoundError, ValidationError
 from ..tokenize import index_tokens
-from ..validate import expiry
+from ..validate import expiry, text
 from ._driver import Op, Query
 from ._rows import RECORD_COLS, jsonable, knowledge_from_json, record_from_row, visible
 
@@ -558,12 +558,35 @@ def apply_remove(
     )
 
 
-def reinforce_op(owner: Owner, record_id: str, *, clock: Any, limits: Limits) -> Op[Record]:
-    """Raise an active record's confidence (a repeat mention), audited as actor ``api``."""
+def reinforce_op(
+    owner: Owner,
+    record_id: str,
+    *,
+    source_event_id: str | None = None,
+    clock: Any,
+    limits: Limits,
+) -> Op[Record]:
+    """Raise an active record's confidence (a repeat mention), audited as actor ``api``.
+
+    With ``source_event_id`` it is idempotent per event: the same mention (a node re-run,
+    a retried turn) raises confidence once; the audit row records the event id.
+    """
     r = yield from locked_record(owner, record_id)
     now = clock()
     if not r.is_active(now):
         raise ValidationError(f"record {record_id} is not active: only active records reinforce")
+    after: dict[str, Any] = {}
+    if source_event_id is not None:
+        source_event_id = text("source_event_id", source_event_id, max_bytes=512)
+        seen = yield Query(
+            "SELECT 1 FROM mg_audit WHERE scope_id = %s AND target_id = %s "
+            "AND action = 'reinforce' AND after->>'source_event_id' = %s LIMIT 1",
+            (r.identity.scope_id, r.id, source_event_id),
+            fetch="one",
+        )
+        if seen is not None:
+            return r
+        after["source_event_id"] = source_event_id
     ctx = CommitContext(owner, r.identity, now, "api", None, r.trust, {}, limits)
     conf = reinforced_confidence(r.confidence)
     row = yield Query(
@@ -577,7 +600,7 @@ def reinforce_op(owner: Owner, record_id: str, *, clock: Any, limits: Limits) ->
                 r.id,
                 "reinforce",
                 {"confidence": r.confidence},
-                {"confidence": conf},
+                {"confidence": conf, **after},
                 r.version,
             ),
             conf,

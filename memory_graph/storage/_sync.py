@@ -493,9 +493,22 @@ class MemoryStore(StoreBase):
         """Compare-and-set removal (a status change); ``conflicted`` on a stale base."""
         return self._run(W.remove(owner, record_id, base_version=base_version, store=self))
 
-    def reinforce(self, owner: Owner, record_id: str) -> Record:
-        """A repeat mention: raise an active record's confidence without a new row."""
-        return self._run(reinforce_op(owner, record_id, clock=self._clock, limits=self._limits))
+    def reinforce(
+        self, owner: Owner, record_id: str, *, source_event_id: str | None = None
+    ) -> Record:
+        """A repeat mention: raise an active record's confidence without a new row.
+
+        With ``source_event_id`` the same mention raises it once, however often it is retried.
+        """
+        return self._run(
+            reinforce_op(
+                owner,
+                record_id,
+                source_event_id=source_event_id,
+                clock=self._clock,
+                limits=self._limits,
+            )
+        )
 
     # --- grants ---------------------------------------------------------------------------
 
