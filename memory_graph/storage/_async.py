@@ -261,7 +261,7 @@ class AsyncMemoryStore(StoreBase):
                     )
                 )
         return await self._read(
-            W.search(
+            S.search_op(
                 owner,
                 query,
                 limit=limit,
@@ -269,7 +269,8 @@ class AsyncMemoryStore(StoreBase):
                 trusts=trusts,
                 sensitivities=sensitivities,
                 as_of=as_of,
-                store=self,
+                clock=self._clock,
+                limits=self._limits,
             )
         )
 

@@ -6,19 +6,18 @@ the same proposal and commit path as a human-approved write, and is audited the 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
 from .. import validate as v
 from .._identity import IdentityLevel, Owner
 from .._time import format_utc
-from .._types import CommitResult, PreferenceResult, ProfileResult, SearchHit
+from .._types import CommitResult, PreferenceResult, ProfileResult
 from ..errors import ValidationError
 from ._base import StoreBase
 from ._driver import Op
 from ._ops_proposals import trusted_write_op
-from ._search import search_op
 
 __all__ = [
     "add",
@@ -26,7 +25,6 @@ __all__ = [
     "patch_profile",
     "remove",
     "replace",
-    "search",
     "set_preference",
 ]
 
@@ -225,33 +223,6 @@ def remove(
             {},
             target_id=record_id,
             base_version=base_version,
-            clock=store.clock,
-            limits=store.limits,
-        )
-    )
-
-
-def search(
-    owner: Owner,
-    query: str,
-    *,
-    limit: int | None = None,
-    kinds: Iterable[str] | None = None,
-    trusts: Iterable[str] | None = None,
-    sensitivities: Iterable[str] | None = None,
-    as_of: datetime | None = None,
-    store: StoreBase,
-) -> Op[list[SearchHit]]:
-    """Search visible records (delegates to the search implementation)."""
-    return (
-        yield from search_op(
-            owner,
-            query,
-            limit=limit,
-            kinds=kinds,
-            trusts=trusts,
-            sensitivities=sensitivities,
-            as_of=as_of,
             clock=store.clock,
             limits=store.limits,
         )

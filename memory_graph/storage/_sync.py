@@ -263,7 +263,7 @@ class MemoryStore(StoreBase):
                     )
                 )
         return self._read(
-            W.search(
+            S.search_op(
                 owner,
                 query,
                 limit=limit,
@@ -271,7 +271,8 @@ class MemoryStore(StoreBase):
                 trusts=trusts,
                 sensitivities=sensitivities,
                 as_of=as_of,
-                store=self,
+                clock=self._clock,
+                limits=self._limits,
             )
         )
 
