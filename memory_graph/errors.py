@@ -19,6 +19,7 @@ Expected outcomes are data, not exceptions: a guard verdict, a human "reject", a
     │       ├── UnknownThreadError        resuming a thread that has no checkpoint
     │       └── NoPendingReviewError      the thread has no pending memory review
     ├── ScopeError                    a read or write outside the owner's four identities
+    │   └── ThreadOwnerError          a LangGraph thread started by another principal
     ├── NotFoundError                 a record / proposal that does not exist for this owner
     ├── ConflictError                 compare-and-set lost, or the same key with another payload
     │   └── IdempotencyConflictError  same idempotency key, different payload
@@ -43,6 +44,7 @@ __all__ = [
     "ScopeError",
     "StaleWriteError",
     "StorageUnavailableError",
+    "ThreadOwnerError",
     "UnknownFieldError",
     "UnknownThreadError",
     "ValidationError",
@@ -90,6 +92,14 @@ class NoPendingReviewError(ResumeError):
 
 class ScopeError(MemoryGraphError):
     """A read or write addressed data outside the owner's four visible identities."""
+
+
+class ThreadOwnerError(ScopeError):
+    """The thread was started by another principal (user, workspace or agent).
+
+    Invoking, streaming, resuming or reading the review of a thread is allowed only for the
+    principal recorded by its first turn. The message never names the other principal.
+    """
 
 
 class NotFoundError(MemoryGraphError):

@@ -52,6 +52,7 @@ EXPECTED = [
     "StaleWriteError",
     "Status",
     "StorageUnavailableError",
+    "ThreadOwnerError",
     "Trust",
     "UnknownFieldError",
     "UnknownThreadError",
@@ -61,11 +62,13 @@ EXPECTED = [
 ]
 
 STORE_API = [
-    "add", "audit_log", "clock", "close", "complete_onboarding", "context_block", "create_grant",
-    "decide", "decide_with_grant", "delete_preference", "dsn", "enable_embeddings",
+    "add", "audit_log", "check_thread", "claim_thread", "clock", "close", "complete_onboarding",
+    "context_block", "create_grant", "decide", "decide_with_grant", "delete_preference", "dsn",
+    "enable_embeddings",
     "ensure_bootstrap", "export", "from_dsn", "get_grant", "get_persona", "get_preferences",
     "get_profile", "get_proposal", "get_record", "import_document", "index_embeddings", "limits",
-    "list_pending", "list_records", "memory_md", "open", "patch_profile", "propose", "reinforce",
+    "list_pending", "list_records", "list_threads", "memory_md", "open", "patch_profile",
+    "propose", "reinforce",
     "remove", "replace", "search", "search_confirmed", "set_persona", "set_preference", "setup",
     "snapshot",
 ]

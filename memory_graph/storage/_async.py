@@ -40,6 +40,7 @@ from .._types import (
 from ..errors import StorageUnavailableError
 from . import _ops_proposals as P
 from . import _ops_reads as R
+from . import _ops_threads as TH
 from . import _ops_views as V
 from . import _ops_writes as W
 from . import _search as S
@@ -317,6 +318,41 @@ class AsyncMemoryStore(StoreBase):
     async def audit_log(self, owner: Owner, *, limit: int = 100) -> list[dict[str, Any]]:
         """The newest audit rows visible to ``owner``, newest first."""
         return await self._read(R.audit_log_op(owner, limit=limit))
+
+    # --- thread owners ---------------------------------------------------------------------
+
+    async def claim_thread(self, owner: Owner, thread_id: str) -> bool:
+        """Record ``owner`` as the principal of ``thread_id``, or check that it already is.
+
+        Returns ``True`` when the thread was claimed now, ``False`` when ``owner`` already
+        owned it.
+
+        Raises:
+            ThreadOwnerError: another principal (user, workspace or agent) started the thread.
+            ValidationError: ``thread_id`` is not a non-blank string of at most 512 bytes.
+        """
+        before = await self._read(
+            TH.claim_thread_op(owner, thread_id, claim=False, now=self._clock())
+        )
+        if before:
+            return False
+        return await self._run(
+            TH.claim_thread_op(owner, thread_id, claim=True, now=self._clock())
+        )
+
+    async def check_thread(self, owner: Owner, thread_id: str) -> bool:
+        """``True`` if ``owner`` started ``thread_id``, ``False`` if nobody has claimed it.
+
+        Raises:
+            ThreadOwnerError: another principal started the thread.
+        """
+        return await self._read(
+            TH.claim_thread_op(owner, thread_id, claim=False, now=self._clock())
+        )
+
+    async def list_threads(self, owner: Owner) -> list[str]:
+        """Every thread id started by ``owner``'s user (any workspace or agent), oldest first."""
+        return await self._read(TH.list_threads_op(owner))
 
     # --- proposals ------------------------------------------------------------------------
 

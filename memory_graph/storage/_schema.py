@@ -363,4 +363,20 @@ MIGRATIONS: list[str] = [
         FOR EACH STATEMENT EXECUTE FUNCTION mg_pool_stats_sync();
     """
     + RECALL_STATS_REFRESH,
+    # v7: thread owners. The first turn of a LangGraph thread records the principal that
+    # started it (user scope, workspace and agent digests); any other principal is refused
+    # (``ThreadOwnerError``). The raw thread id is kept (it is the application's id, needed to
+    # find and erase the thread's checkpoints) and is unique across owners.
+    """
+    CREATE TABLE IF NOT EXISTS mg_threads (
+        scope_id text NOT NULL,
+        thread_id text NOT NULL,
+        agent_key text NOT NULL,
+        workspace_key text NOT NULL,
+        created_at timestamptz NOT NULL,
+        PRIMARY KEY (scope_id, thread_id)
+    );
+    CREATE UNIQUE INDEX IF NOT EXISTS mg_threads_thread ON mg_threads (thread_id)
+        INCLUDE (scope_id, agent_key, workspace_key);
+    """,
 ]
