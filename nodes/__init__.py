@@ -37,6 +37,12 @@ from ._approvals import (
     resume_review,
 )
 from ._context import MemoryContext, owner_context, resolve_owner
+from ._evidence import (
+    EvidencePolicy,
+    create_evidence_tool_node,
+    create_read_evidence_tool,
+    evidence_manifest,
+)
 from ._models import OfflineChatModel, chat_model_from_env, structured_method_from_env
 from ._nodes import create_extract_memories, create_load_user_context, create_recall
 from ._payloads import (
@@ -68,6 +74,7 @@ __all__ = [
     "CommitResultJSON",
     "Decision",
     "DecisionModel",
+    "EvidencePolicy",
     "ExtractionReportJSON",
     "Goal",
     "MemoryContext",
@@ -89,14 +96,17 @@ __all__ = [
     "build_review_request",
     "build_system_prompt",
     "chat_model_from_env",
+    "create_evidence_tool_node",
     "create_extract_memories",
     "create_load_user_context",
     "create_memory_agent",
     "create_memory_tools",
+    "create_read_evidence_tool",
     "create_recall",
     "create_review_memories",
     "create_system_prompt",
     "decide_all",
+    "evidence_manifest",
     "list_inbox",
     "open_async_checkpointer",
     "open_checkpointer",

@@ -30,7 +30,7 @@ id that is not pending raises ``UnknownInterruptError`` instead of answering ano
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any
 
@@ -47,6 +47,12 @@ from memory_graph import ApprovalPolicy
 from ._context import MemoryContext
 from ._core import AnyStore
 from ._drive import is_async_store
+from ._evidence import (
+    EvidencePolicy,
+    create_evidence_tool_node,
+    create_read_evidence_tool,
+    evidence_manifest,
+)
 from ._nodes import create_extract_memories, create_load_user_context, create_recall
 from ._prompt import DEFAULT_INSTRUCTIONS, build_system_prompt
 from ._review import create_review_memories
@@ -91,15 +97,29 @@ def _route_to_review(state: Mapping[str, Any]) -> str:
     return "review_memories" if state.get("pending_proposals") else END
 
 
+MessageWindow = Callable[[list[AnyMessage]], list[AnyMessage]]
+
+
 def _create_model_node(
-    model: BaseChatModel, tools: Sequence[BaseTool], *, instructions: str | None, is_async: bool
+    model: BaseChatModel,
+    tools: Sequence[BaseTool],
+    *,
+    instructions: str | None,
+    is_async: bool,
+    evidence: EvidencePolicy | None = None,
+    message_window: MessageWindow | None = None,
 ) -> Any:
     bound: Any = model.bind_tools(list(tools)) if tools else model
 
     def prompt(state: Mapping[str, Any]) -> list[Any]:
-        return [SystemMessage(build_system_prompt(state, instructions=instructions))] + list(
-            state.get("messages") or []
-        )
+        visible = list(state.get("messages") or [])
+        if message_window is not None:
+            visible = list(message_window(visible))
+        system = build_system_prompt(state, instructions=instructions)
+        if evidence is not None:
+            manifest = evidence_manifest(state, visible, evidence)
+            system = f"{system}\n\n{manifest}" if manifest else system
+        return [SystemMessage(system), *visible]
 
     if is_async:
 
@@ -127,6 +147,8 @@ def build_memory_graph(
     recall_limit: int | None = None,
     recall_max_bytes: int | None = None,
     recall_max_tokens: int | None = None,
+    evidence: EvidencePolicy | None = None,
+    message_window: MessageWindow | None = None,
 ) -> StateGraph[MemoryState, MemoryContext, MemoryState, MemoryState]:
     """Build the uncompiled memory agent graph.
 
@@ -142,11 +164,17 @@ def build_memory_graph(
         recall_limit: recall record limit (store default when ``None``).
         recall_max_bytes: recall byte budget (store default when ``None``).
         recall_max_tokens: recall token budget (store default when ``None``).
+        evidence: an ``EvidencePolicy``: index the results of its tools, list trimmed ones
+            in a ``<tool_evidence>`` manifest and give the model ``read_evidence``.
+        message_window: maps the state's messages to the ones the model sees (e.g. a
+            ``trim_messages`` partial); ``None`` shows them all.
 
     Returns:
         The ``StateGraph``; compile it with a checkpointer (``interrupt`` needs one).
     """
     all_tools = [*(create_memory_tools(store) if memory_tools else []), *tools]
+    if evidence is not None:
+        all_tools.append(create_read_evidence_tool(store, evidence, tools=tools))
     builder: StateGraph[MemoryState, MemoryContext, MemoryState, MemoryState] = StateGraph(
         MemoryState, context_schema=MemoryContext
     )
@@ -160,7 +188,12 @@ def build_memory_graph(
     builder.add_node(
         "agent",
         _create_model_node(
-            model, all_tools, instructions=instructions, is_async=is_async_store(store)
+            model,
+            all_tools,
+            instructions=instructions,
+            is_async=is_async_store(store),
+            evidence=evidence,
+            message_window=message_window,
         ),
     )
     builder.add_node("extract_memories", create_extract_memories(store, extractor=extractor))
@@ -171,7 +204,10 @@ def build_memory_graph(
         builder.add_edge(START, first)
         builder.add_edge(first, "agent")
     if all_tools:
-        builder.add_node("tools", ToolNode(all_tools))
+        if evidence is not None:
+            builder.add_node("tools", create_evidence_tool_node(all_tools, store, evidence))
+        else:
+            builder.add_node("tools", ToolNode(all_tools))
         builder.add_node("collect_proposals", create_extract_memories(store, extractor=extractor))
         builder.add_conditional_edges(
             "agent", _route_after_model, ["tools", "collect_proposals", "review_memories", END]
@@ -200,6 +236,8 @@ def create_memory_agent(
     recall_limit: int | None = None,
     recall_max_bytes: int | None = None,
     recall_max_tokens: int | None = None,
+    evidence: EvidencePolicy | None = None,
+    message_window: MessageWindow | None = None,
     name: str = "memory_agent",
 ) -> CompiledStateGraph[MemoryState, MemoryContext, MemoryState, MemoryState]:
     """Build and compile the memory agent with sync durability and strict resume.
@@ -221,6 +259,8 @@ def create_memory_agent(
         recall_limit: see :func:`build_memory_graph`.
         recall_max_bytes: see :func:`build_memory_graph`.
         recall_max_tokens: see :func:`build_memory_graph`.
+        evidence: see :func:`build_memory_graph`.
+        message_window: see :func:`build_memory_graph`.
         name: the compiled graph's name.
 
     Returns:
@@ -237,6 +277,8 @@ def create_memory_agent(
         recall_limit=recall_limit,
         recall_max_bytes=recall_max_bytes,
         recall_max_tokens=recall_max_tokens,
+        evidence=evidence,
+        message_window=message_window,
     )
     graph = builder.compile(checkpointer=checkpointer, name=name)
     return graph.with_config(AGENT_CONFIG)  # type: ignore[arg-type]

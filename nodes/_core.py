@@ -11,6 +11,7 @@ from typing import Union
 from memory_graph import (
     AsyncMemoryStore,
     CommitResult,
+    ConfigurationError,
     ConflictError,
     IdempotencyConflictError,
     IdentityMissingError,
@@ -34,6 +35,7 @@ __all__ = [
     "AnyStore",
     "AsyncMemoryStore",
     "CommitResult",
+    "ConfigurationError",
     "ConflictError",
     "IdempotencyConflictError",
     "IdentityMissingError",

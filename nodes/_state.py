@@ -7,7 +7,7 @@ converters here, so checkpoints never hold custom classes.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any
 
 from langgraph.graph import MessagesState
 from typing_extensions import TypedDict
@@ -22,6 +22,7 @@ __all__ = [
     "ProposalJSON",
     "Task",
     "commit_result_to_json",
+    "merge_evidence",
     "proposal_to_json",
 ]
 
@@ -103,6 +104,25 @@ class MemoryState(MessagesState, total=False):
     """The results of the last review."""
     extraction: ExtractionReportJSON
     """Counts from the last extraction."""
+    tool_evidence: Annotated[list[dict[str, Any]], merge_evidence]
+    """Evidence references of indexed tool results (no result text), oldest first."""
+
+
+EVIDENCE_STATE_CAP = 500
+"""Evidence references kept in the state (the oldest are dropped past it)."""
+
+
+def merge_evidence(
+    left: list[dict[str, Any]] | None, right: list[dict[str, Any]] | None
+) -> list[dict[str, Any]]:
+    """Reducer of ``tool_evidence``: append new references (by ``ref``), keep the newest 500."""
+    out = list(left or [])
+    seen = {item.get("ref") for item in out}
+    for item in right or []:
+        if item.get("ref") not in seen:
+            out.append(item)
+            seen.add(item.get("ref"))
+    return out[-EVIDENCE_STATE_CAP:]
 
 
 def _iso(value: datetime | None) -> str | None:

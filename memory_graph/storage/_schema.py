@@ -379,4 +379,32 @@ MIGRATIONS: list[str] = [
     CREATE UNIQUE INDEX IF NOT EXISTS mg_threads_thread ON mg_threads (thread_id)
         INCLUDE (scope_id, agent_key, workspace_key);
     """,
+    # v8: tool evidence. An index of tool results that stay re-readable after trimming; the
+    # raw result stays in the thread's checkpointed history, never here (digests only).
+    """
+    CREATE TABLE IF NOT EXISTS mg_evidence (
+        scope_id text NOT NULL,
+        ref text NOT NULL,
+        agent_key text NOT NULL,
+        workspace_key text NOT NULL,
+        thread_id text NOT NULL,
+        message_id text NOT NULL,
+        position integer NOT NULL,
+        step integer,
+        tool_name text NOT NULL,
+        call_id text NOT NULL,
+        args_digest text NOT NULL,
+        result_digest text NOT NULL,
+        size bigint NOT NULL,
+        arg_summary text NOT NULL,
+        file_path text,
+        file_size bigint,
+        file_mtime_ns bigint,
+        file_digest text,
+        created_at timestamptz NOT NULL,
+        PRIMARY KEY (scope_id, ref)
+    );
+    CREATE UNIQUE INDEX IF NOT EXISTS mg_evidence_message
+        ON mg_evidence (scope_id, thread_id, message_id);
+    """,
 ]

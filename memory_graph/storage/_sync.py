@@ -6,7 +6,7 @@ runs exactly the same ops, so the twins cannot drift.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -36,6 +36,8 @@ from .._types import (
     Trust,
 )
 from ..errors import StorageUnavailableError
+from ..evidence import EvidenceEntry
+from . import _ops_evidence as EV
 from . import _ops_proposals as P
 from . import _ops_reads as R
 from . import _ops_threads as TH
@@ -355,6 +357,39 @@ class MemoryStore(StoreBase):
     def list_threads(self, owner: Owner) -> list[str]:
         """Every thread id started by ``owner``'s user (any workspace or agent), oldest first."""
         return self._read(TH.list_threads_op(owner))
+
+    # --- tool evidence ---------------------------------------------------------------------
+
+    def record_evidence(
+        self, owner: Owner, thread_id: str, entries: Sequence[EvidenceEntry], *,
+        max_per_thread: int = 200,
+    ) -> list[EvidenceEntry]:
+        """Index tool results of ``thread_id`` (claimed for ``owner``); no result text is kept.
+
+        Entries past ``max_per_thread`` for the thread, and entries for a message already
+        indexed, are left out. Returns the entries stored now.
+
+        Raises:
+            ThreadOwnerError: another principal started the thread.
+        """
+        return self._run(
+            EV.record_evidence_op(
+                owner, thread_id, entries, max_per_thread=max_per_thread, now=self._clock()
+            )
+        )
+
+    def get_evidence(self, owner: Owner, thread_id: str, ref: str) -> EvidenceEntry:
+        """The evidence entry ``ref`` of ``thread_id`` for ``owner``.
+
+        Raises:
+            NotFoundError: no such entry for this principal and thread.
+            ValidationError: a malformed reference or thread id.
+        """
+        return self._read(EV.get_evidence_op(owner, thread_id, ref))
+
+    def list_evidence(self, owner: Owner, thread_id: str) -> list[EvidenceEntry]:
+        """The evidence entries of ``thread_id`` for ``owner``, oldest first."""
+        return self._read(EV.list_evidence_op(owner, thread_id))
 
     # --- proposals ------------------------------------------------------------------------
 
