@@ -3,12 +3,23 @@
 from __future__ import annotations
 
 import hashlib
+import unicodedata
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 
 from .errors import ValidationError
 
-__all__ = ["IDENTITY_LEVELS", "Identity", "IdentityLevel", "Owner", "digest", "scope_id"]
+__all__ = [
+    "IDENTITY_LEVELS",
+    "Identity",
+    "IdentityLevel",
+    "Owner",
+    "digest",
+    "fold_id",
+    "loose_user_id",
+    "scope_id",
+]
 
 IdentityLevel = Literal["user_workspace", "user", "agent_workspace", "agent"]
 """Which of an owner's four identities a record lives in."""
@@ -17,15 +28,59 @@ IDENTITY_LEVELS: tuple[IdentityLevel, ...] = ("user_workspace", "user", "agent_w
 """The four identity levels, highest precedence first."""
 
 
+@lru_cache(maxsize=4096)
+def _fold_char(c: str) -> str:
+    folded = c.casefold()
+    if len(folded) == 1 and unicodedata.normalize("NFKC", c) == c:
+        return folded
+    return c
+
+
+def fold_id(raw: str) -> str:
+    """The normal form that decides which ids name the same owner (user, workspace, agent).
+
+    Surrounding whitespace is stripped and case is folded, character by character: a
+    character is replaced by its Unicode case folding only when that folding is one character
+    and the character is its own NFKC form. Nothing else is merged: ``ß`` stays apart from
+    ``ss``, the Kelvin sign from ``K``, full-width and other NFKC look-alikes from ASCII.
+    For ASCII ids this is exactly ``strip().casefold()``, so their scope ids are unchanged.
+
+    >>> fold_id("  Alice@Example.COM ")
+    'alice@example.com'
+    >>> fold_id("Straße") == fold_id("STRASSE"), fold_id("\u212a") == fold_id("k")
+    (False, False)
+    >>> fold_id("ΣΟΦΙΑ") == fold_id("σοφια")
+    True
+    """
+    s = raw.strip()
+    if s.isascii():
+        return s.lower()
+    return "".join(_fold_char(c) for c in s)
+
+
+def loose_user_id(raw: str) -> str:
+    """Opt-in looser matching: NFKC, then full Unicode case folding.
+
+    Pass the result as the id (``Owner(loose_user_id(raw))``, or the same in the runtime
+    context) to make ids that differ by compatibility look-alikes, ``ß``/``ss`` or the
+    Kelvin sign name one owner. It also reproduces the scope ids that versions before the
+    per-character folding gave non-ASCII ids (which were ``strip().casefold()``).
+
+    >>> loose_user_id("STRASSE") == loose_user_id("Straße")
+    True
+    """
+    return unicodedata.normalize("NFKC", raw).strip().casefold()
+
+
 def digest(raw: str) -> str:
-    """Return the first 16 hex digits of SHA-256 of ``raw.strip().casefold()`` in UTF-8.
+    """Return the first 16 hex digits of SHA-256 of :func:`fold_id` of ``raw`` in UTF-8.
 
     >>> digest("  Alice ") == digest("alice")
     True
     >>> len(digest("alice"))
     16
     """
-    return hashlib.sha256(raw.strip().casefold().encode("utf-8")).hexdigest()[:16]
+    return hashlib.sha256(fold_id(raw).encode("utf-8")).hexdigest()[:16]
 
 
 def scope_id(user_id: str) -> str:
@@ -40,11 +95,17 @@ def _clean(name: str, value: str | None, *, required: bool) -> str | None:
         return None
     if not isinstance(value, str):
         raise ValidationError(f"{name} must be a string, got {type(value).__name__}")
+    if len(value) > 512:
+        raise ValidationError(f"{name} is longer than 512 bytes: pass a shorter id")
+    if any(unicodedata.category(c) in ("Cc", "Cs") for c in value.strip()):
+        raise ValidationError(
+            f"{name} contains a control character, NUL or lone surrogate: pass plain text"
+        )
     if not value.strip():
         if required:
             raise ValidationError(f"{name} must not be blank: pass a non-empty string")
         return None
-    if len(value.encode("utf-8")) > 512:
+    if len(value.encode("utf-8", "surrogatepass")) > 512:
         raise ValidationError(f"{name} is longer than 512 bytes: pass a shorter id")
     return value
 

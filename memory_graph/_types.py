@@ -81,6 +81,12 @@ class Limits:
     profile_fields: tuple[str, ...] = DEFAULT_PROFILE_FIELDS
     max_value_bytes: int = 4096
     """A preference value or a profile field value, in UTF-8 bytes."""
+    max_lifetime: timedelta = timedelta(days=366)
+    """Policy maximum of a lifetime proposed by untrusted input (a model, a tool, an import):
+    a proposal's ``expires_at`` later than ``now + max_lifetime`` is clamped to it. Trusted
+    writes (``add``, ``set_preference`` ...) are not clamped."""
+    max_proposal_ttl: timedelta = timedelta(days=30)
+    """Policy maximum of a proposal's ``ttl``; a longer ``ttl`` is clamped to it."""
 
 
 @dataclass(frozen=True)
@@ -239,6 +245,9 @@ class Proposal:
     actor: str | None = None
     thread_id: str | None = None
     """The graph thread the proposal belongs to (``thread_id=`` or ``evidence.thread_id``)."""
+    replayed: bool = False
+    """``True`` when ``propose`` returned an existing proposal (same idempotency key, same
+    payload) instead of creating one; always ``False`` on reads."""
 
 
 @dataclass(frozen=True)

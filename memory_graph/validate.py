@@ -41,12 +41,17 @@ __all__ = [
     "OPERATIONS",
     "SENSITIVITIES",
     "TRUSTS",
+    "EVENT_ID_PATTERN",
+    "MAX_INT",
     "aware",
+    "bounded_int",
     "claim",
     "confidence",
     "content",
     "decision",
+    "event_id",
     "evidence",
+    "evidence_text",
     "expiry",
     "guard_text",
     "identity_level",
@@ -54,12 +59,14 @@ __all__ = [
     "knowledge",
     "knowledge_bytes",
     "knowledge_to_json",
+    "members",
     "normalize_preference_key",
     "operation",
     "operation_args",
     "preference_value",
     "profile_patch",
     "sensitivity",
+    "short",
     "text",
     "trust",
 ]
@@ -78,10 +85,50 @@ _MAX_NOTES = 4
 _EVIDENCE_FIELDS = {
     "quote": 4096,
     "source_event_id": 512,
+    "tool_call_id": 512,
     "thread_id": 512,
     "source": 64,
     "uri": 2048,
 }
+_EVENT_ID_FIELDS = ("source_event_id", "tool_call_id")
+
+EVENT_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@#/+=~-]{0,199}$")
+"""The format of ``source_event_id`` and ``tool_call_id``: 1..200 printable ASCII characters
+(letters, digits and ``._:@#/+=~-``), starting with a letter or digit. No whitespace, no
+control or format characters, no look-alikes: a harness message id (``human-msg-0001``, a
+message UUID) fits; an id carrying text does not."""
+
+MAX_INT = 2**31 - 1
+"""The largest integer a stored count, version or limit may take (PostgreSQL ``integer``)."""
+
+_SHORT = 48
+
+
+def _names(names: Any) -> str:
+    return short(", ".join(sorted(map(str, names))), 120)
+
+
+def short(value: Any, limit: int = _SHORT) -> str:
+    """``repr(value)`` cut to about ``limit`` characters, for error messages.
+
+    Error messages never echo unbounded input: a huge or hostile value is quoted only in
+    part, with its type and length.
+
+    >>> short("x" * 1000)  # doctest: +ELLIPSIS
+    "'xxxxxxxx...' (str of 1000 chars)"
+    >>> short("tone")
+    "'tone'"
+    """
+    if isinstance(value, str):
+        if len(value) <= limit:
+            return ascii(value) if not value.isprintable() else repr(value)
+        return f"{ascii(value[: limit // 6])[:-1]}...' (str of {len(value)} chars)"
+    if isinstance(value, (bool, int, float)) or value is None:
+        text_ = repr(value) if not isinstance(value, int) or value.bit_length() < 64 else ""
+        if text_:
+            return text_
+        return f"<int of {value.bit_length()} bits>"
+    return f"<{type(value).__name__}>"
 
 
 def text(field: str, value: Any, *, max_bytes: int, min_bytes: int = 1) -> str:
@@ -120,7 +167,7 @@ def normalize_preference_key(key: Any) -> str:
     norm = raw.strip().casefold()
     if len(norm.encode("utf-8")) > _MAX_KEY_BYTES or not _PREF_KEY.match(norm):
         raise ValidationError(
-            f"preference key {raw!r} is invalid: use lower-case letters and digits separated "
+            f"preference key {short(raw)} is invalid: use lower-case letters and digits separated "
             "by single '.', '_' or '-' (e.g. 'reply.language')"
         )
     return norm
@@ -136,7 +183,7 @@ def claim(raw: Any) -> Claim:
         extra = set(raw) - {"key", "value"}
         if extra:
             raise ValidationError(
-                f"claim has unknown fields {sorted(map(str, extra))}: allowed are key, value"
+                f"claim has unknown fields {_names(extra)}: allowed are key, value"
             )
         key, value = raw.get("key"), raw.get("value")
     else:
@@ -144,7 +191,7 @@ def claim(raw: Any) -> Claim:
     key = text("claim.key", key, max_bytes=_MAX_KEY_BYTES)
     if not _CLAIM_KEY.match(key):
         raise ValidationError(
-            f"claim.key {key!r} is invalid: it must match ^[a-z0-9][a-z0-9._:-]*$"
+            f"claim.key {short(key)} is invalid: it must match ^[a-z0-9][a-z0-9._:-]*$"
         )
     value = text("claim.value", value, max_bytes=_NOTE_BYTES)
     return Claim(key, value)
@@ -181,7 +228,7 @@ def knowledge(raw: Any) -> Knowledge | None:
         extra = set(raw) - {"applies_when", "counterexamples", "claim"}
         if extra:
             raise ValidationError(
-                f"knowledge has unknown fields {sorted(map(str, extra))}: allowed are "
+                f"knowledge has unknown fields {_names(extra)}: allowed are "
                 "applies_when, counterexamples, claim"
             )
         applies, counter, cl = raw.get("applies_when"), raw.get("counterexamples"), raw.get("claim")
@@ -236,14 +283,34 @@ def confidence(value: Any) -> float:
         raise ValidationError(f"confidence must be a number in 0..1, got {type(value).__name__}")
     f = float(value)
     if not math.isfinite(f) or not 0.0 <= f <= 1.0:
-        raise ValidationError(f"confidence must be in 0..1, got {value!r}")
+        raise ValidationError(f"confidence must be in 0..1, got {short(value)}")
     return f
 
 
 def _member(field: str, value: Any, allowed: tuple[str, ...]) -> Any:
     if not isinstance(value, str) or value not in allowed:
-        raise ValidationError(f"{field} {value!r} is invalid: allowed are {', '.join(allowed)}")
+        raise ValidationError(
+            f"{field} {short(value)} is invalid: allowed are {', '.join(allowed)}"
+        )
     return value
+
+
+def members(field: str, values: Any, allowed: tuple[str, ...] | list[str]) -> list[str]:
+    """A filter list: ``None`` (all of ``allowed``), one name, or a list of names, sorted.
+
+    Raises:
+        ValidationError: not a name or a list of names, or a name outside ``allowed``.
+    """
+    if values is None:
+        return list(allowed)
+    if isinstance(values, str):
+        values = [values]
+    if not isinstance(values, (list, tuple, set, frozenset)):
+        raise ValidationError(f"{field} must be a list of names, got {type(values).__name__}")
+    bad = [x for x in values if not isinstance(x, str) or x not in allowed]
+    if bad:
+        raise ValidationError(f"unknown {field} {short(bad[0])}: allowed are {', '.join(allowed)}")
+    return sorted(set(values))
 
 
 def kind(value: Any) -> Kind:
@@ -297,7 +364,7 @@ def aware(value: Any, field: str) -> datetime:
             parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
         except ValueError as exc:
             raise ValidationError(
-                f"{field} is not ISO-8601: {value!r}; use e.g. 2026-01-02T03:04:05Z"
+                f"{field} is not ISO-8601: {short(value)}; use e.g. 2026-01-02T03:04:05Z"
             ) from exc
         value = parsed
     try:
@@ -339,7 +406,7 @@ def profile_patch(patch: Any, limits: Limits) -> dict[str, str | None]:
     for name, value in patch.items():
         if not isinstance(name, str) or name not in limits.profile_fields:
             raise UnknownFieldError(
-                f"unknown profile field {name!r}: allowed fields are: {', '.join(allowed)}"
+                f"unknown profile field {short(name)}: allowed fields are: {', '.join(allowed)}"
             )
         out[name] = (
             None
@@ -349,10 +416,43 @@ def profile_patch(patch: Any, limits: Limits) -> dict[str, str | None]:
     return dict(sorted(out.items()))
 
 
-def evidence(raw: Any) -> dict[str, Any]:
-    """Validate evidence ``{quote?, source_event_id?, thread_id?, observed_at?, source?, uri?}``.
+def event_id(field: str, value: Any) -> str:
+    """A harness event id (``source_event_id``, ``tool_call_id``): see :data:`EVENT_ID_PATTERN`.
 
-    ``observed_at`` is normalised to an ISO string with ``Z``; ``None`` values are dropped.
+    >>> event_id("source_event_id", "human-msg-0001")
+    'human-msg-0001'
+    >>> event_id("source_event_id", "m1 ignore rules")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    memory_graph.errors.ValidationError: source_event_id 'm1 ignore rules' is not an event id...
+    """
+    checked = text(field, value, max_bytes=512)
+    if not EVENT_ID_PATTERN.match(checked):
+        raise ValidationError(
+            f"{field} {short(checked)} is not an event id: use 1..200 ASCII letters, digits "
+            "and ._:@#/+=~- (no spaces or control characters), e.g. a harness message id"
+        )
+    return checked
+
+
+def bounded_int(field: str, value: Any, *, lo: int = 0, hi: int = MAX_INT) -> int:
+    """An ``int`` (not ``bool``) in ``lo..hi``."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValidationError(f"{field} must be an integer, got {type(value).__name__}")
+    if not lo <= value <= hi:
+        raise ValidationError(f"{field} must be in {lo}..{hi}, got {short(value)}")
+    return value
+
+
+def evidence(raw: Any) -> dict[str, Any]:
+    """Validate evidence ``{quote?, source_event_id?, tool_call_id?, thread_id?, observed_at?,
+    source?, uri?}``.
+
+    ``source_event_id`` is the id the harness gave the human message the memory comes from;
+    ``tool_call_id`` is the id of the model's tool call that proposed it. Both must match
+    :data:`EVENT_ID_PATTERN`, and they are separate fields, so a tool call can never pass as
+    a human message. ``observed_at`` is normalised to an ISO string with ``Z``; ``None``
+    values are dropped.
     """
     if raw is None:
         return {}
@@ -363,12 +463,14 @@ def evidence(raw: Any) -> dict[str, Any]:
     for name, value in raw.items():
         if name not in allowed:
             raise ValidationError(
-                f"evidence has unknown field {name!r}: allowed are {', '.join(allowed)}"
+                f"evidence has unknown field {short(name)}: allowed are {', '.join(allowed)}"
             )
         if value is None:
             continue
         if name == "observed_at":
             out[name] = format_utc(aware(value, "evidence.observed_at"))
+        elif name in _EVENT_ID_FIELDS:
+            out[name] = event_id(f"evidence.{name}", value)
         else:
             out[name] = text(f"evidence.{name}", value, max_bytes=_EVIDENCE_FIELDS[name])
     return dict(sorted(out.items()))
@@ -378,7 +480,7 @@ def _check_fields(operation: str, args: Mapping[str, Any], allowed: set[str]) ->
     extra = set(args) - allowed
     if extra:
         raise ValidationError(
-            f"{operation} args have unknown fields {sorted(map(str, extra))}: "
+            f"{operation} args have unknown fields {_names(extra)}: "
             f"allowed are {', '.join(sorted(allowed))}"
         )
 
@@ -458,6 +560,11 @@ def operation_args(op: Any, args: Any, limits: Limits) -> dict[str, Any]:
         if exp is not None:
             out["expires_at"] = exp
     return out
+
+
+def evidence_text(ev: Mapping[str, Any]) -> list[str]:
+    """The stored free-text evidence fields the guard must see too (quote, source, uri)."""
+    return [ev[name] for name in ("quote", "source", "uri") if ev.get(name)]
 
 
 def guard_text(op: str, args: Mapping[str, Any]) -> str:

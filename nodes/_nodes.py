@@ -268,6 +268,9 @@ def create_extract_memories(store: AnyStore, *, extractor: Any = None) -> Node:
                                 "idempotency_key": write.idempotency_key,
                                 "evidence": {**write.evidence, "thread_id": thread_id},
                                 "thread_id": thread_id,
+                                # new writes at the user level; replace/remove at the target's
+                                **({} if write.target_id and write.operation in (
+                                    "replace", "remove") else {"level": "user"}),
                             },
                         )
                     except IdempotencyConflictError:

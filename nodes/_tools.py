@@ -154,7 +154,7 @@ def _manage_body(owner: Owner, runtime: ToolRuntime, **a: Any) -> Op[str]:
         if not a.get("content"):
             return "Error: 'add' needs 'content'."
         args = {"kind": a.get("kind") or "fact", "content": a["content"]}
-        return (yield from _propose(owner, runtime, "add", args))
+        return (yield from _propose(owner, runtime, "add", args, level="user"))
     if not a.get("record_id"):
         return f"Error: {action!r} needs 'record_id'."
     record = yield Call("get_record", (owner, a["record_id"]))
@@ -182,7 +182,7 @@ def _preference_body(owner: Owner, runtime: ToolRuntime, **a: Any) -> Op[str]:
     args = {"key": a["key"], "value": a["value"]}
     if a.get("expires_at"):
         args["expires_at"] = a["expires_at"]
-    return (yield from _propose(owner, runtime, "set_preference", args))
+    return (yield from _propose(owner, runtime, "set_preference", args, level="user"))
 
 
 def _profile_body(owner: Owner, runtime: ToolRuntime, **a: Any) -> Op[str]:

@@ -59,7 +59,7 @@ def commits(dsn: str, pid: str) -> tuple[int, int]:
 
 
 def test_threads_decide_once(sync_store: MemoryStore, pg_dsn: str) -> None:
-    p = sync_store.propose(ALICE, "add", {"kind": "fact", "content": "Uses Postgres"})
+    p = sync_store.propose(ALICE, "add", {"kind": "fact", "content": "Uses Postgres"}, level="user")
     results = run_threads(lambda i: sync_store.decide(ALICE, p.id, "approve"))
     assert all(not isinstance(r, Exception) for r in results), results
     assert all(r == results[0] for r in results) and results[0].status == "approved"
@@ -71,7 +71,7 @@ def test_tasks_decide_once(pg_dsn: str) -> None:
     async def main() -> None:
         async with AsyncMemoryStore.from_dsn(pg_dsn, max_size=N + 2) as s:
             await s.setup()
-            p = await s.propose(ALICE, "set_preference", {"key": "tone", "value": "brief"})
+            p = await s.propose(ALICE, "set_preference", {"key": "tone", "value": "brief"}, level="user")
             results = await asyncio.gather(
                 *(s.decide(ALICE, p.id, "approve") for _ in range(N)))
             assert all(r == results[0] for r in results) and results[0].status == "approved"
@@ -97,7 +97,7 @@ CHILD = textwrap.dedent(
 
 @pytest.mark.slow
 def test_two_processes_decide_once(sync_store: MemoryStore, pg_dsn: str) -> None:
-    p = sync_store.propose(ALICE, "add", {"kind": "fact", "content": "Two processes"})
+    p = sync_store.propose(ALICE, "add", {"kind": "fact", "content": "Two processes"}, level="user")
     start = time.time() + 4
     procs = [
         subprocess.Popen([sys.executable, "-c", CHILD, pg_dsn, p.id, str(start)],

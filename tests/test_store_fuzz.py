@@ -105,7 +105,7 @@ def test_fuzz_propose_and_decide(fstore, pg_dsn, operation, args, edit, decision
     proposal: list[Any] = []
 
     def propose() -> None:
-        proposal.append(fstore.propose(ALICE, operation, args, idempotency_key=key))
+        proposal.append(fstore.propose(ALICE, operation, args, idempotency_key=key, level="user"))
 
     attempt(fstore, pg_dsn, propose)
     pending = fstore.list_pending(ALICE)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from datetime import timedelta
 
 import pytest
@@ -26,35 +28,37 @@ def audit_actions(store, owner, pid):
 
 
 def test_propose_is_deterministic_and_writes_no_memory(store, pg_dsn):
-    p = store.propose(ALICE, "add", ADD, evidence={"source_event_id": "m1", "quote": "ACME"})
+    p = store.propose(ALICE, "add", ADD, evidence={"source_event_id": "m1", "quote": "ACME"}, level="user")
     assert p.status == "pending" and p.operation == "add" and p.diff == "+ fact: Works at ACME"
     assert p.id == proposal_id(ALICE.scope_id, p.idempotency_key) and len(p.id) == 32
     assert p.expires_at == T0 + timedelta(minutes=15) and p.guard["allowed"] is True
     again = store.propose(ALICE, "add", dict(ADD), evidence={"source_event_id": "m1",
-                                                            "quote": "ACME"})
-    assert again == p
+                                                            "quote": "ACME"}, level="user")
+    # a replay is flagged (issue 8 §7), and is otherwise the stored proposal
+    assert not p.replayed and again.replayed and again == dataclasses.replace(p, replayed=True)
+    assert store.get_proposal(ALICE, p.id) == p
     # a new event is a new proposal
-    other = store.propose(ALICE, "add", ADD, evidence={"source_event_id": "m2"})
+    other = store.propose(ALICE, "add", ADD, evidence={"source_event_id": "m2"}, level="user")
     assert other.id != p.id
     assert store.list_records(ALICE) == []
     assert [x.id for x in store.list_pending(ALICE)] == [p.id, other.id]
 
 
 def test_idempotency_conflict(store, pg_dsn):
-    p = store.propose(ALICE, "add", ADD, idempotency_key="k1")
-    assert store.propose(ALICE, "add", ADD, idempotency_key="k1").id == p.id
+    p = store.propose(ALICE, "add", ADD, idempotency_key="k1", level="user")
+    assert store.propose(ALICE, "add", ADD, idempotency_key="k1", level="user").id == p.id
     before = db_state(pg_dsn)
     with pytest.raises(IdempotencyConflictError, match="new idempotency key"):
-        store.propose(ALICE, "add", {"kind": "fact", "content": "Other"}, idempotency_key="k1")
+        store.propose(ALICE, "add", {"kind": "fact", "content": "Other"}, idempotency_key="k1", level="user")
     with pytest.raises(IdempotencyConflictError):
         store.propose(Owner("alice", agent="a"), "add", ADD, level="agent", idempotency_key="k1")
     assert db_state(pg_dsn) == before
     # another user has its own key space
-    assert store.propose(Owner("bob"), "add", ADD, idempotency_key="k1").id != p.id
+    assert store.propose(Owner("bob"), "add", ADD, idempotency_key="k1", level="user").id != p.id
 
 
 def test_approve_and_replay(store):
-    p = store.propose(ALICE, "add", ADD, evidence={"source_event_id": "m1", "thread_id": "t"})
+    p = store.propose(ALICE, "add", ADD, evidence={"source_event_id": "m1", "thread_id": "t"}, level="user")
     r = store.decide(ALICE, p.id, "approve")
     assert (r.status, r.write_status, r.operation) == ("approved", "CREATED", "add")
     rec = store.get_record(ALICE, r.record_id)
@@ -70,11 +74,11 @@ def test_approve_and_replay(store):
     assert store.list_pending(ALICE) == []
     # re-proposing the same thing replays the decided proposal
     assert store.propose(ALICE, "add", ADD, evidence={"source_event_id": "m1",
-                                                      "thread_id": "t"}).status == "approved"
+                                                      "thread_id": "t"}, level="user").status == "approved"
 
 
 def test_reject(store):
-    p = store.propose(ALICE, "set_preference", {"key": "tone", "value": "brief"})
+    p = store.propose(ALICE, "set_preference", {"key": "tone", "value": "brief"}, level="user")
     r = store.decide(ALICE, p.id, "reject", message="not now")
     assert (r.status, r.message, r.write_status) == ("rejected", "not now", None)
     assert store.get_preferences(ALICE) == []
@@ -82,7 +86,7 @@ def test_reject(store):
 
 
 def test_edit_revalidates(store, pg_dsn):
-    p = store.propose(ALICE, "add", ADD)
+    p = store.propose(ALICE, "add", ADD, level="user")
     before = db_state(pg_dsn)
     for bad in [{"kind": "fact", "content": ""}, {"kind": "nope", "content": "x"},
                 {"kind": "fact", "content": "My card number is 4111 1111 1111 1111"}]:
@@ -98,7 +102,7 @@ def test_edit_revalidates(store, pg_dsn):
 
 
 def test_edit_cannot_change_preference_key(store):
-    p = store.propose(ALICE, "set_preference", {"key": "tone", "value": "brief"})
+    p = store.propose(ALICE, "set_preference", {"key": "tone", "value": "brief"}, level="user")
     with pytest.raises(ValidationError, match="key"):
         store.decide(ALICE, p.id, "edit", args={"key": "other", "value": "x"})
     r = store.decide(ALICE, p.id, "edit", args={"key": "TONE", "value": "chatty"})
@@ -106,7 +110,7 @@ def test_edit_cannot_change_preference_key(store):
 
 
 def test_expiry_instant(store, clock):
-    p = store.propose(ALICE, "add", ADD, ttl=timedelta(minutes=5))
+    p = store.propose(ALICE, "add", ADD, ttl=timedelta(minutes=5), level="user")
     clock.now = p.expires_at - timedelta(microseconds=1)
     assert [x.id for x in store.list_pending(ALICE)] == [p.id]
     clock.now = p.expires_at
@@ -119,13 +123,13 @@ def test_expiry_instant(store, clock):
 
 
 def test_just_before_expiry_commits(store, clock):
-    p = store.propose(ALICE, "add", ADD)
+    p = store.propose(ALICE, "add", ADD, level="user")
     clock.now = p.expires_at - timedelta(microseconds=1)
     assert store.decide(ALICE, p.id, "approve").status == "approved"
 
 
 def test_conflicted_keeps_newer_value(store, clock):
-    p = store.propose(ALICE, "set_preference", {"key": "tone", "value": "brief"})
+    p = store.propose(ALICE, "set_preference", {"key": "tone", "value": "brief"}, level="user")
     assert p.base_version == 0 and p.target_id == "tone"
     clock.advance(seconds=1)
     store.set_preference(ALICE, "tone", "chatty")
@@ -160,7 +164,7 @@ def test_guard_blocks_without_leaking_content(store, pg_dsn):
     before = db_state(pg_dsn)
     secret = "My card number is 4111 1111 1111 1111"
     with pytest.raises(ValidationError, match="finance") as exc:
-        store.propose(ALICE, "add", {"kind": "fact", "content": secret})
+        store.propose(ALICE, "add", {"kind": "fact", "content": secret}, level="user")
     assert "4111" not in str(exc.value)
     with pytest.raises(ValidationError, match="finance"):
         store.add(ALICE, "fact", secret)
@@ -191,17 +195,17 @@ def test_bad_proposals_leave_no_trace(store, pg_dsn):
     ]
     for op, args, kw in bad:
         with pytest.raises((ValidationError, NotFoundError)):
-            store.propose(ALICE, op, args, **kw)
+            store.propose(ALICE, op, args, **{"level": "user", **kw})
     assert db_state(pg_dsn) == before
 
 
 def test_inbox_thread_filter_and_not_found(store):
-    a = store.propose(ALICE, "add", ADD, thread_id="t1")
-    store.propose(ALICE, "add", {"kind": "fact", "content": "other"}, thread_id="t2")
+    a = store.propose(ALICE, "add", ADD, thread_id="t1", level="user")
+    store.propose(ALICE, "add", {"kind": "fact", "content": "other"}, thread_id="t2", level="user")
     assert [p.id for p in store.list_pending(ALICE, thread_id="t1")] == [a.id]
     assert a.thread_id == "t1" and store.get_proposal(ALICE, a.id).thread_id == "t1"
     b = store.propose(ALICE, "add", {"kind": "fact", "content": "third"},
-                      evidence={"thread_id": "t3"})
+                      evidence={"thread_id": "t3"}, level="user")
     assert b.thread_id == "t3"
     for pid in ["0" * 32, "nope"]:
         with pytest.raises(NotFoundError):
@@ -216,7 +220,7 @@ def test_grant_bounded_auto_approval(store, clock):
     g = store.create_grant(ALICE, expires_at=T0 + timedelta(hours=1), kinds=["fact"],
                            operations=["add"], max_mutations=2, max_bytes=100)
     assert (g.used_mutations, g.used_bytes) == (0, 0)
-    p1 = store.propose(ALICE, "add", {"kind": "fact", "content": "Uses vim"})
+    p1 = store.propose(ALICE, "add", {"kind": "fact", "content": "Uses vim"}, level="user")
     r = store.decide_with_grant(ALICE, p1.id, g.id)
     assert r.status == "approved"
     rec = store.get_record(ALICE, r.record_id)
@@ -227,18 +231,18 @@ def test_grant_bounded_auto_approval(store, clock):
     # replay returns the stored result and uses nothing
     assert store.decide_with_grant(ALICE, p1.id, g.id) == r
     # a kind or operation it does not allow: None, stays pending
-    p_instr = store.propose(ALICE, "add", {"kind": "instruction", "content": "Be brief"})
+    p_instr = store.propose(ALICE, "add", {"kind": "instruction", "content": "Be brief"}, level="user")
     assert store.decide_with_grant(ALICE, p_instr.id, g.id) is None
-    p_pref = store.propose(ALICE, "set_preference", {"key": "a", "value": "b"})
+    p_pref = store.propose(ALICE, "set_preference", {"key": "a", "value": "b"}, level="user")
     assert store.decide_with_grant(ALICE, p_pref.id, g.id) is None
     assert {p.id for p in store.list_pending(ALICE)} == {p_instr.id, p_pref.id}
     # the byte cap
-    big = store.propose(ALICE, "add", {"kind": "fact", "content": "x" * 95})
+    big = store.propose(ALICE, "add", {"kind": "fact", "content": "x" * 95}, level="user")
     assert store.decide_with_grant(ALICE, big.id, g.id) is None
     # the mutation cap
-    p2 = store.propose(ALICE, "add", {"kind": "fact", "content": "Uses tmux"})
+    p2 = store.propose(ALICE, "add", {"kind": "fact", "content": "Uses tmux"}, level="user")
     assert store.decide_with_grant(ALICE, p2.id, g.id).status == "approved"
-    p3 = store.propose(ALICE, "add", {"kind": "fact", "content": "Uses zsh"})
+    p3 = store.propose(ALICE, "add", {"kind": "fact", "content": "Uses zsh"}, level="user")
     assert store.decide_with_grant(ALICE, p3.id, g.id) is None
     assert store.get_grant(ALICE, g.id).used_mutations == 2
     # a human can still decide it
@@ -248,7 +252,7 @@ def test_grant_bounded_auto_approval(store, clock):
 def test_grant_expiry_and_exact_owner(store, clock):
     g = store.create_grant(ALICE, expires_at=T0 + timedelta(hours=1), kinds=["fact"],
                            operations=["add"], max_mutations=5, max_bytes=1000)
-    p = store.propose(ALICE, "add", ADD)
+    p = store.propose(ALICE, "add", ADD, level="user")
     clock.now = T0 + timedelta(hours=1)
     assert store.decide_with_grant(ALICE, p.id, g.id) is None
     assert store.get_proposal(ALICE, p.id).status == "pending"
@@ -265,7 +269,7 @@ def test_grant_expiry_and_exact_owner(store, clock):
 
 def test_inbox_is_in_creation_order_under_a_frozen_clock(store):
     contents = ["zeta", "alpha", "mid", "beta"]
-    ids = [store.propose(ALICE, "add", {"kind": "fact", "content": c}).id for c in contents]
+    ids = [store.propose(ALICE, "add", {"kind": "fact", "content": c}, level="user").id for c in contents]
     assert [p.id for p in store.list_pending(ALICE)] == ids
 
 

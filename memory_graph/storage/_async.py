@@ -397,7 +397,7 @@ class AsyncMemoryStore(StoreBase):
         operation: Operation,
         args: Mapping[str, Any],
         *,
-        level: IdentityLevel = "user",
+        level: IdentityLevel | None = None,
         target_id: str | None = None,
         base_version: int | None = None,
         idempotency_key: str | None = None,
@@ -405,7 +405,15 @@ class AsyncMemoryStore(StoreBase):
         thread_id: str | None = None,
         ttl: timedelta | None = None,
     ) -> Proposal:
-        """Create (or replay) a proposal; nothing is written until it is approved."""
+        """Create (or replay) a proposal; nothing is written until it is approved.
+
+        A new write (add, set/delete_preference) needs an explicit ``level``; a replace or
+        remove lives at its target's level (a different ``level`` is a ``ScopeError``); a
+        profile patch is ``user``. ``replayed`` is ``True`` on the returned proposal when the
+        same idempotency key and payload were proposed before. Untrusted lifetimes are
+        clamped (``Limits.max_lifetime``, ``Limits.max_proposal_ttl``) and a given
+        ``confidence`` is dropped: the store sets it.
+        """
         return await self._run(
             P.propose_op(
                 owner,

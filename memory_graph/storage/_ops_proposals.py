@@ -24,6 +24,7 @@ from .._types import CommitResult, Grant, Limits, Proposal, Trust
 from ..errors import (
     ConflictError,
     NotFoundError,
+    ScopeError,
     StaleWriteError,
     ValidationError,
 )
@@ -35,7 +36,7 @@ from ._ops_prefs import (
     lock_preference,
     lock_profile,
 )
-from ._ops_propose import commit_context, guard_args, propose_op, propose_row
+from ._ops_propose import commit_context, guard_args, propose_op, propose_row, untrusted_args
 from ._ops_reads import get_record_op
 from ._ops_records import (
     CommitContext,
@@ -68,6 +69,22 @@ __all__ = [
     "propose_op",
     "trusted_write_op",
 ]
+
+
+def _id(what: str, value: Any) -> str:
+    """A proposal or grant id as given: text (no NUL, no lone surrogate), at most 256 bytes.
+
+    Ids are 32 hex digits; anything else cannot exist, but it is refused with a
+    :class:`ValidationError` only when it is not text at all, so an unknown id stays a
+    :class:`NotFoundError` like another owner's.
+    """
+    if not isinstance(value, str):
+        raise ValidationError(f"{what} id must be a string, got {type(value).__name__}")
+    return v.text(f"{what} id", value, max_bytes=256)
+
+
+def _not_found(what: str, value: Any) -> NotFoundError:
+    return NotFoundError(f"{what} {v.short(value)} not found for this owner")
 
 
 def _select_proposal(owner: Owner, pid: str, *, lock: bool) -> Op[dict[str, Any] | None]:
@@ -196,11 +213,10 @@ def decide_op(
     actor = v.text("actor", actor, max_bytes=256)
     if dec == "edit" and args is None:
         raise ValidationError("an edit decision needs args: pass the edited args")
-    if not isinstance(pid, str):
-        raise NotFoundError(f"proposal {pid!r} not found for this owner")
+    pid = _id("proposal", pid)
     row = yield from _lock_for_decision(owner, pid, apply=dec != "reject")
     if row is None:
-        raise NotFoundError(f"proposal {pid!r} not found for this owner")
+        raise _not_found("proposal", pid)
     return (yield from _decide(owner, row, dec, args, message, actor, clock, limits, trust))
 
 
@@ -227,15 +243,17 @@ def _decide(
     op = row["operation"]
     now = clock()
     new_args: dict[str, Any] = row["args"]
-    if dec == "edit" and now < row["expires_at"]:
-        new_args = v.operation_args(op, args, limits)
+    if dec == "edit":
+        # Edited args are untrusted input like the proposal's: validated, clamped and guarded
+        # (with the proposal's evidence) before anything is written, even when expired.
+        new_args = untrusted_args(v.operation_args(op, args, limits), now, limits)
         if op in ("set_preference", "delete_preference") and new_args["key"] != row["target_id"]:
             raise ValidationError("an edit cannot change the preference key: propose a new write")
-        guard_args(op, new_args)
+        guard_args(op, new_args, row["evidence"])
     # A grant always writes agent-observed; otherwise an explicit add trust, else confirmed.
     trust_: Trust = trust or new_args.get("trust") or "user-confirmed"
     ctx = commit_context(owner, ident, now, actor, pid, trust_, row["evidence"], limits)
-    record = {"decision": dec, "message": message, "args": args if dec == "edit" else None}
+    record = {"decision": dec, "message": message, "args": new_args if dec == "edit" else None}
     if now >= row["expires_at"]:
         res = CommitResult(
             pid,
@@ -269,9 +287,9 @@ def _decide(
 
 def get_proposal_op(owner: Owner, pid: str) -> Op[Proposal]:
     """One proposal visible to the owner (NotFoundError otherwise)."""
-    row = yield from _select_proposal(owner, str(pid), lock=False)
+    row = yield from _select_proposal(owner, _id("proposal", pid), lock=False)
     if row is None:
-        raise NotFoundError(f"proposal {pid!r} not found for this owner")
+        raise _not_found("proposal", pid)
     return proposal_from_row(row)
 
 
@@ -279,6 +297,8 @@ def list_pending_op(
     owner: Owner, *, thread_id: str | None = None, clock: Clock
 ) -> Op[list[Proposal]]:
     """The inbox: pending, unexpired proposals of the owner, oldest first."""
+    if thread_id is not None:
+        thread_id = v.text("thread_id", thread_id, max_bytes=512)
     cond, params = visible(owner)
     sql = f"SELECT * FROM mg_proposals WHERE {cond} AND status = 'pending' AND expires_at > %s"
     qargs: list[Any] = [*params, clock()]
@@ -295,7 +315,7 @@ def trusted_write_op(
     operation: str,
     args: dict[str, Any],
     *,
-    level: IdentityLevel = "user",
+    level: IdentityLevel | None = None,
     target_id: str | None = None,
     base_version: int | None = None,
     evidence: Any = None,
@@ -373,15 +393,17 @@ def create_grant_op(
     """Create a bounded auto-approval grant for exactly this owner."""
     now = clock()
     exp = v.expiry(expires_at, now)
-    if isinstance(kinds, str) or isinstance(operations, str):
-        raise ValidationError("kinds and operations must be lists of names")
-    kinds_t = sorted({v.grant_kind(k) for k in kinds} if kinds is not None else set())
-    ops_t = sorted({v.operation(o) for o in operations} if operations is not None else set())
+    kinds_t = _names("kinds", kinds, v.grant_kind)
+    ops_t = _names("operations", operations, v.operation)
     if not kinds_t or not ops_t:
         raise ValidationError("a grant needs at least one kind and one operation")
     for name, val in (("max_mutations", max_mutations), ("max_bytes", max_bytes)):
-        if isinstance(val, bool) or not isinstance(val, int) or val < 1:
-            raise ValidationError(f"{name} must be a positive integer")
+        v.bounded_int(name, val, lo=1)
+    if (owner.agent or owner.workspace) and ("profile" in kinds_t or "patch_profile" in ops_t):
+        raise ScopeError(
+            "the profile is user-level (seen from every workspace and agent): only a grant "
+            "of the plain user (no workspace, no agent) may cover it"
+        )
     gid = uuid.uuid4().hex
     row = yield Query(
         "INSERT INTO mg_grants (scope_id, id, agent_key, workspace_key, expires_at, kinds, "
@@ -422,6 +444,16 @@ def create_grant_op(
     return grant_from_row(row)
 
 
+def _names(field: str, values: Any, check: Any) -> list[str]:
+    if values is None:
+        return []
+    if isinstance(values, (str, bytes)) or not isinstance(values, (list, tuple, set, frozenset)):
+        raise ValidationError(f"{field} must be a list of names, got {type(values).__name__}")
+    if len(values) > 16:
+        raise ValidationError(f"{field} has {len(values)} entries: at most 16 are allowed")
+    return sorted({check(x) for x in values})
+
+
 def _exact_identity(owner: Owner) -> Identity:
     level: IdentityLevel = (
         ("agent_workspace" if owner.workspace else "agent")
@@ -432,14 +464,15 @@ def _exact_identity(owner: Owner) -> Identity:
 
 
 def _grant_row(owner: Owner, gid: str, *, lock: bool) -> Op[dict[str, Any]]:
+    gid = _id("grant", gid)
     row = yield Query(
         "SELECT * FROM mg_grants WHERE scope_id = %s AND agent_key = %s AND workspace_key = %s "
         "AND id = %s" + (" FOR UPDATE" if lock else ""),
-        (owner.scope_id, owner.agent_key, owner.workspace_key, str(gid)),
+        (owner.scope_id, owner.agent_key, owner.workspace_key, gid),
         fetch="one",
     )
     if row is None:
-        raise NotFoundError(f"grant {gid!r} not found for this owner")
+        raise _not_found("grant", gid)
     return row  # type: ignore[no-any-return]
 
 
@@ -463,14 +496,28 @@ def _proposal_kind(owner: Owner, row: dict[str, Any]) -> Op[str]:
     return rec.kind
 
 
+def grant_covers(grant: dict[str, Any], row: dict[str, Any]) -> bool:
+    """Whether a grant's scope covers a proposal's identity (the grant scope rule).
+
+    A grant belongs to exactly one principal (user, workspace, agent). It covers a proposal
+    only when the proposal's identity is at the grant's own level or narrower: when the grant
+    has a workspace, the proposal must be at that workspace; when it has an agent, at that
+    agent. So a grant of a workspace or agent principal never approves a user-level write
+    (nor the profile), which every other workspace and agent of the user would see.
+    """
+    return all(
+        not grant[k] or row[k] == grant[k] for k in ("agent_key", "workspace_key")
+    )
+
+
 def decide_with_grant_op(
     owner: Owner, pid: str, gid: str, *, clock: Clock, limits: Limits
 ) -> Op[CommitResult | None]:
     """Approve under a grant when it allows it; else ``None`` and the proposal stays pending."""
     grant = yield from _grant_row(owner, gid, lock=True)
-    row = yield from _lock_for_decision(owner, str(pid), apply=True)
+    row = yield from _lock_for_decision(owner, _id("proposal", pid), apply=True)
     if row is None:
-        raise NotFoundError(f"proposal {pid!r} not found for this owner")
+        raise _not_found("proposal", pid)
     if row["status"] != "pending":
         return commit_result_from_json(row["result"])
     now = clock()
@@ -483,6 +530,7 @@ def decide_with_grant_op(
         or grant["used_bytes"] + size > grant["max_bytes"]
         or row["operation"] not in grant["operations"]
         or kind not in grant["kinds"]
+        or not grant_covers(grant, row)
     ):
         return None
     actor = v.text("actor", f"grant:{gid}", max_bytes=256)

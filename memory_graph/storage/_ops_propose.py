@@ -7,6 +7,7 @@ replays the stored proposal instead of creating a second one. The commit path is
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -14,9 +15,9 @@ from psycopg.types.json import Jsonb
 
 from .. import validate as v
 from .._identity import Identity, Owner
-from .._time import Clock
+from .._time import Clock, format_utc
 from .._types import Limits, Proposal, Trust
-from ..errors import ConflictError, IdempotencyConflictError, ValidationError
+from ..errors import ConflictError, IdempotencyConflictError, ScopeError, ValidationError
 from ..proposals import default_idempotency_key, payload_hash, proposal_id, render_diff
 from ._driver import Op, Query
 from ._ops_prefs import pref_row, profile_row
@@ -24,13 +25,21 @@ from ._ops_reads import get_record_op
 from ._ops_records import CommitContext, Locked, audit_row, locked_record
 from ._rows import proposal_from_row
 
-__all__ = ["commit_context", "guard_args", "propose_op", "propose_row"]
+__all__ = ["commit_context", "guard_args", "propose_op", "propose_row", "untrusted_args"]
 
 
-def guard_args(operation: str, args: dict[str, Any]) -> dict[str, Any]:
+def guard_args(
+    operation: str, args: dict[str, Any], ev: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """Guard every stored text of a write: the args' texts and the evidence's free text.
+
+    Raises:
+        ValidationError: the guard blocked one of them (nothing is stored).
+    """
     from ..guard import check
 
-    verdict = check(v.guard_text(operation, args))
+    parts = [v.guard_text(operation, args), *v.evidence_text(ev or {})]
+    verdict = check("\n".join(p for p in parts if p))
     if not verdict.allowed:
         raise ValidationError(
             f"blocked by the sensitive-data guard (category: {verdict.category}): "
@@ -39,31 +48,57 @@ def guard_args(operation: str, args: dict[str, Any]) -> dict[str, Any]:
     return verdict.to_json()
 
 
-def _target_identity(owner: Owner, operation: str, level: Any) -> Identity:
+def untrusted_args(norm: dict[str, Any], now: datetime, limits: Limits) -> dict[str, Any]:
+    """Canonical args from an untrusted source (a model, a tool, an import, a resume edit).
+
+    ``confidence`` is the store's to set (1.0 when a human approves, 0.7 under a grant, raised
+    by repeat mentions), so a given one is dropped; an ``expires_at`` later than
+    ``now + limits.max_lifetime`` is clamped to that policy maximum.
+    """
+    norm.pop("confidence", None)
+    if "expires_at" in norm:
+        cap = now + limits.max_lifetime
+        if v.aware(norm["expires_at"], "expires_at") > cap:
+            norm["expires_at"] = format_utc(cap)
+    return norm
+
+
+def _new_write_identity(owner: Owner, operation: str, level: Any) -> Identity:
     if operation == "patch_profile":
-        return owner.identity("user")  # the profile is one document per user
+        if level is not None and v.identity_level(level) != "user":
+            raise ScopeError("the profile is one document per user: patch_profile is level 'user'")
+        return owner.identity("user")
+    if level is None:
+        raise ValidationError(
+            f"{operation} needs an explicit level: pass level= one of "
+            "user_workspace, user, agent_workspace, agent"
+        )
     return owner.identity(v.identity_level(level))
 
 
 def _before(
     owner: Owner,
-    ident: Identity,
+    level: Any,
     operation: str,
     args: dict[str, Any],
     target_id: str | None,
     now: datetime,
     lock_target: bool,
-) -> Op[tuple[str | None, int | None, dict[str, Any] | None, Locked | None]]:
-    """Resolve (target_id, current version, current state) at propose time.
+) -> Op[tuple[Identity, str | None, int | None, dict[str, Any] | None, Locked | None]]:
+    """Resolve (identity, target_id, current version, current state) at propose time.
 
-    With ``lock_target`` (a trusted write, which holds the target's advisory lock) the
-    target is read locked, as its apply op needs it, and returned too.
+    A new write lives at its explicit ``level``; a replace or remove lives at its target's
+    level (a different explicit level is a :class:`ScopeError`), so the proposal, its diff
+    and its audit rows are visible exactly to those who see the target. With ``lock_target``
+    (a trusted write, which holds the target's advisory lock) the target is read locked, as
+    its apply op needs it, and returned too.
     """
     if operation in ("set_preference", "delete_preference"):
+        ident = _new_write_identity(owner, operation, level)
         key = args["key"]
         if target_id is not None and target_id != key:
             raise ValidationError(
-                f"target_id {target_id!r} does not match the preference key {key!r}: "
+                f"target_id {v.short(target_id)} does not match the preference key {key!r}: "
                 "omit target_id or pass the normalised key"
             )
         locked: Locked | None = None
@@ -79,10 +114,11 @@ def _before(
                 fetch="one",
             )
         if row is None:
-            return key, 0, None, locked
+            return ident, key, 0, None, locked
         state = {"value": row["content"]} if row["status"] == "active" else None
-        return key, int(row["version"]), state, locked
+        return ident, key, int(row["version"]), state, locked
     if operation == "patch_profile":
+        ident = _new_write_identity(owner, operation, level)
         if lock_target:
             row = yield from profile_row(owner.scope_id)
         else:
@@ -93,22 +129,28 @@ def _before(
             )
         locked = Locked(row) if lock_target else None
         if row is None:
-            return None, 0, {"fields": {}}, locked
-        return None, int(row["revision"]), {"fields": row["fields"]}, locked
+            return ident, None, 0, {"fields": {}}, locked
+        return ident, None, int(row["revision"]), {"fields": row["fields"]}, locked
     if operation == "add":
-        return None, None, None, None
-    if not isinstance(target_id, str):
+        return _new_write_identity(owner, operation, level), None, None, None, None
+    if target_id is None:
         raise ValidationError(f"{operation} needs target_id: the id of the record to change")
+    wanted = None if level is None else v.identity_level(level)
     if lock_target:
         rec = yield from locked_record(owner, target_id)
     else:
         rec = yield from get_record_op(owner, target_id)
+    if wanted is not None and wanted != rec.level:
+        raise ScopeError(
+            f"record {rec.id} lives at level {rec.level!r}, not {wanted!r}: a {operation} "
+            "proposal takes its target's level (omit level)"
+        )
     if rec.kind == "preference" and rec.key is not None:
         raise ValidationError(
-            f"record {target_id} is a keyed preference: use set_preference / delete_preference"
+            f"record {rec.id} is a keyed preference: use set_preference / delete_preference"
         )
     state = {"content": rec.content, "kind": rec.kind}
-    return rec.id, rec.version, state, Locked(rec) if lock_target else None
+    return rec.identity, rec.id, rec.version, state, Locked(rec) if lock_target else None
 
 
 def propose_op(
@@ -116,7 +158,7 @@ def propose_op(
     operation: Any,
     args: Any,
     *,
-    level: Any = "user",
+    level: Any = None,
     target_id: str | None = None,
     base_version: int | None = None,
     idempotency_key: str | None = None,
@@ -126,8 +168,12 @@ def propose_op(
     clock: Clock,
     limits: Limits,
 ) -> Op[Proposal]:
-    """Create (or replay) a proposal. Validates and guards the args fully; writes no memory."""
-    row, _, _ = yield from propose_row(
+    """Create (or replay) a proposal. Validates and guards the args fully; writes no memory.
+
+    The returned proposal has ``replayed=True`` when it already existed (same idempotency
+    key, same payload).
+    """
+    row, inserted, _ = yield from propose_row(
         owner,
         operation,
         args,
@@ -141,7 +187,7 @@ def propose_op(
         clock=clock,
         limits=limits,
     )
-    return proposal_from_row(row)
+    return replace(proposal_from_row(row), replayed=not inserted)
 
 
 def propose_row(
@@ -161,30 +207,38 @@ def propose_row(
     lock_target: bool = False,
 ) -> Op[tuple[dict[str, Any], bool, Locked | None]]:
     """:func:`propose_op`, returning the proposal row, whether this call inserted it and,
-    with ``lock_target``, the target read under its lock (see :func:`_before`)."""
+    with ``lock_target``, the target read under its lock (see :func:`_before`).
+
+    ``lock_target`` marks a trusted write (the application's own ``add``, ``set_preference``
+    ...): only then is a given ``confidence`` kept and a long ``expires_at`` left unclamped.
+    """
     op = v.operation(operation)
-    ident = _target_identity(owner, op, level)
+    if level is not None:
+        v.identity_level(level)
     norm = v.operation_args(op, args, limits)
     ev = v.evidence(evidence)
     if thread_id is not None:
         thread_id = v.text("thread_id", thread_id, max_bytes=512)
     thread_id = thread_id or ev.get("thread_id")
-    if base_version is not None and (
-        isinstance(base_version, bool) or not isinstance(base_version, int) or base_version < 0
-    ):
-        raise ValidationError("base_version must be a non-negative integer or None")
+    if target_id is not None:
+        target_id = v.text("target_id", target_id, max_bytes=512, min_bytes=0)
+    if base_version is not None:
+        v.bounded_int("base_version", base_version)
     ttl = limits.proposal_ttl if ttl is None else ttl
     if not isinstance(ttl, timedelta) or ttl <= timedelta(0):
         raise ValidationError("ttl must be a positive timedelta")
+    ttl = min(ttl, limits.max_proposal_ttl)
     if idempotency_key is not None:
         idempotency_key = v.text("idempotency_key", idempotency_key, max_bytes=256)
     now = clock()
+    if not lock_target:
+        norm = untrusted_args(norm, now, limits)
     updated_at = v.aware(ev["observed_at"], "observed_at") if "observed_at" in ev else now
     if "expires_at" in norm:
         v.expiry(norm["expires_at"], updated_at if op == "set_preference" else max(updated_at, now))
-    verdict = guard_args(op, norm)
-    target, current, before, locked = yield from _before(
-        owner, ident, op, norm, target_id, now, lock_target
+    verdict = guard_args(op, norm, ev)
+    ident, target, current, before, locked = yield from _before(
+        owner, level, op, norm, target_id, now, lock_target
     )
     base = current if base_version is None else base_version
     key = idempotency_key or default_idempotency_key(
@@ -253,7 +307,7 @@ def propose_row(
         )
         if not same_identity or row["payload_hash"] != phash:
             raise IdempotencyConflictError(
-                f"idempotency key {key!r} was already used for a different payload: "
+                f"idempotency key {v.short(key)} was already used for a different payload: "
                 "use a new idempotency key"
             )
         return row, False, locked

@@ -16,7 +16,7 @@ from .._identity import IDENTITY_LEVELS, Owner
 from .._time import Clock
 from .._types import Preference, Profile, Record
 from ..errors import NotFoundError, ValidationError
-from ..validate import KINDS, aware
+from ..validate import KINDS, aware, members, short
 from ._driver import Op, Query
 from ._rows import RECORD_COLS, preference_from_row, profile_from_row, record_from_row, visible
 
@@ -36,15 +36,7 @@ def _as_of(as_of: datetime | None, clock: Clock) -> datetime:
 
 
 def _members(field: str, values: Iterable[str] | None, allowed: tuple[str, ...]) -> list[str]:
-    if values is None:
-        return list(allowed)
-    if isinstance(values, str):
-        values = [values]
-    out = list(values)
-    bad = [v for v in out if v not in allowed]
-    if bad:
-        raise ValidationError(f"unknown {field} {bad}: allowed are {', '.join(allowed)}")
-    return out
+    return members(field, values, allowed)
 
 
 def get_profile_op(owner: Owner) -> Op[Profile]:
@@ -101,7 +93,7 @@ def get_record_op(owner: Owner, record_id: str) -> Op[Record]:
     try:
         uuid.UUID(str(record_id))
     except ValueError:
-        raise NotFoundError(f"record {record_id!r} not found for this owner") from None
+        raise NotFoundError(f"record {short(record_id)} not found for this owner") from None
     cond, params = visible(owner)
     row = yield Query(
         f"SELECT {RECORD_COLS} FROM mg_records WHERE {cond} AND id = %s",
@@ -109,7 +101,7 @@ def get_record_op(owner: Owner, record_id: str) -> Op[Record]:
         fetch="one",
     )
     if row is None:
-        raise NotFoundError(f"record {record_id!r} not found for this owner")
+        raise NotFoundError(f"record {short(record_id)} not found for this owner")
     return record_from_row(row)
 
 

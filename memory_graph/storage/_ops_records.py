@@ -26,7 +26,7 @@ from .._identity import Identity, Owner
 from .._types import Limits, Record, Trust, WriteStatus
 from ..errors import LimitExceededError, NotFoundError, ValidationError
 from ..tokenize import index_tokens
-from ..validate import expiry, text
+from ..validate import event_id, expiry, text
 from ._driver import Op, Query
 from ._rows import RECORD_COLS, jsonable, knowledge_from_json, record_from_row, visible
 
@@ -577,7 +577,7 @@ def reinforce_op(
         raise ValidationError(f"record {record_id} is not active: only active records reinforce")
     after: dict[str, Any] = {}
     if source_event_id is not None:
-        source_event_id = text("source_event_id", source_event_id, max_bytes=512)
+        source_event_id = event_id("source_event_id", source_event_id)
         seen = yield Query(
             "SELECT 1 FROM mg_audit WHERE scope_id = %s AND target_id = %s "
             "AND action = 'reinforce' AND after->>'source_event_id' = %s LIMIT 1",

@@ -14,7 +14,6 @@ from .. import validate as v
 from .._identity import IdentityLevel, Owner
 from .._time import format_utc
 from .._types import CommitResult, PreferenceResult, ProfileResult
-from ..errors import ValidationError
 from ._base import StoreBase
 from ._driver import Op
 from ._ops_proposals import trusted_write_op
@@ -189,8 +188,7 @@ def replace(
     store: StoreBase,
 ) -> Op[CommitResult]:
     """Compare-and-set replace through the commit path."""
-    if isinstance(base_version, bool) or not isinstance(base_version, int):
-        raise ValidationError("base_version must be the record's current version (an int)")
+    v.bounded_int("base_version", base_version)
     k = v.knowledge(knowledge)
     args: dict[str, Any] = {"content": content}
     if k is not None:
@@ -214,8 +212,7 @@ def remove(
     owner: Owner, record_id: str, *, base_version: int, store: StoreBase
 ) -> Op[CommitResult]:
     """Compare-and-set removal through the commit path."""
-    if isinstance(base_version, bool) or not isinstance(base_version, int):
-        raise ValidationError("base_version must be the record's current version (an int)")
+    v.bounded_int("base_version", base_version)
     return (
         yield from trusted_write_op(
             owner,

@@ -34,7 +34,7 @@ from ..query import STANDING_KINDS, STANDING_TRUSTS, merge_hits, plan_queries
 from ..rank import CorpusStats, Document, Ranked, corpus_stats, rank
 from ..render import render_snapshot
 from ..tokenize import index_tokens
-from ..validate import KINDS, SENSITIVITIES, TRUSTS, aware
+from ..validate import KINDS, SENSITIVITIES, TRUSTS, aware, members, text
 from ._driver import Op, Query
 from ._rows import identity_from_row, knowledge_from_json, record_from_row
 from ._search_sql import (
@@ -89,15 +89,7 @@ class SearchArgs:
 
 
 def _members(field: str, values: Iterable[str] | None, allowed: Sequence[str]) -> list[str]:
-    if values is None:
-        return list(allowed)
-    if isinstance(values, str):
-        values = [values]
-    out = sorted(set(values))
-    bad = [v for v in out if v not in allowed]
-    if bad:
-        raise ValidationError(f"unknown {field} {bad}: allowed are {', '.join(allowed)}")
-    return out
+    return members(field, values, tuple(allowed))
 
 
 def validate_search_args(
@@ -131,6 +123,7 @@ def validate_search_args(
         raise ValidationError(f"query must be a string, got {type(query).__name__}")
     if "\x00" in query:
         raise ValidationError("query contains a NUL character: remove it")
+    text("query", query, max_bytes=4 * limits.max_query_chars + 4, min_bytes=0)
     if len(query) > limits.max_query_chars:
         raise LimitExceededError(
             f"query is {len(query)} characters, more than {limits.max_query_chars}: shorten it"
