@@ -123,11 +123,10 @@ def short(value: Any, limit: int = _SHORT) -> str:
         if len(value) <= limit:
             return ascii(value) if not value.isprintable() else repr(value)
         return f"{ascii(value[: limit // 6])[:-1]}...' (str of {len(value)} chars)"
-    if isinstance(value, (bool, int, float)) or value is None:
-        text_ = repr(value) if not isinstance(value, int) or value.bit_length() < 64 else ""
-        if text_:
-            return text_
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 64:
         return f"<int of {value.bit_length()} bits>"
+    if isinstance(value, (bool, int, float)) or value is None:
+        return repr(value)
     return f"<{type(value).__name__}>"
 
 

@@ -71,7 +71,8 @@ def test_tasks_decide_once(pg_dsn: str) -> None:
     async def main() -> None:
         async with AsyncMemoryStore.from_dsn(pg_dsn, max_size=N + 2) as s:
             await s.setup()
-            p = await s.propose(ALICE, "set_preference", {"key": "tone", "value": "brief"}, level="user")
+            p = await s.propose(ALICE, "set_preference", {"key": "tone", "value": "brief"},
+                                level="user")
             results = await asyncio.gather(
                 *(s.decide(ALICE, p.id, "approve") for _ in range(N)))
             assert all(r == results[0] for r in results) and results[0].status == "approved"

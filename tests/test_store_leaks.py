@@ -13,8 +13,8 @@ import json
 import random
 import re
 from collections.abc import Iterable, Iterator
-from datetime import timedelta
 from dataclasses import asdict
+from datetime import timedelta
 from typing import Any
 
 import pytest

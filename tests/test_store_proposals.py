@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-
 from datetime import timedelta
 
 import pytest
@@ -28,7 +27,8 @@ def audit_actions(store, owner, pid):
 
 
 def test_propose_is_deterministic_and_writes_no_memory(store, pg_dsn):
-    p = store.propose(ALICE, "add", ADD, evidence={"source_event_id": "m1", "quote": "ACME"}, level="user")
+    p = store.propose(ALICE, "add", ADD, evidence={"source_event_id": "m1", "quote": "ACME"},
+                      level="user")
     assert p.status == "pending" and p.operation == "add" and p.diff == "+ fact: Works at ACME"
     assert p.id == proposal_id(ALICE.scope_id, p.idempotency_key) and len(p.id) == 32
     assert p.expires_at == T0 + timedelta(minutes=15) and p.guard["allowed"] is True
@@ -49,7 +49,8 @@ def test_idempotency_conflict(store, pg_dsn):
     assert store.propose(ALICE, "add", ADD, idempotency_key="k1", level="user").id == p.id
     before = db_state(pg_dsn)
     with pytest.raises(IdempotencyConflictError, match="new idempotency key"):
-        store.propose(ALICE, "add", {"kind": "fact", "content": "Other"}, idempotency_key="k1", level="user")
+        store.propose(ALICE, "add", {"kind": "fact", "content": "Other"}, idempotency_key="k1",
+                      level="user")
     with pytest.raises(IdempotencyConflictError):
         store.propose(Owner("alice", agent="a"), "add", ADD, level="agent", idempotency_key="k1")
     assert db_state(pg_dsn) == before
@@ -58,7 +59,8 @@ def test_idempotency_conflict(store, pg_dsn):
 
 
 def test_approve_and_replay(store):
-    p = store.propose(ALICE, "add", ADD, evidence={"source_event_id": "m1", "thread_id": "t"}, level="user")
+    p = store.propose(ALICE, "add", ADD, evidence={"source_event_id": "m1", "thread_id": "t"},
+                      level="user")
     r = store.decide(ALICE, p.id, "approve")
     assert (r.status, r.write_status, r.operation) == ("approved", "CREATED", "add")
     rec = store.get_record(ALICE, r.record_id)
@@ -74,7 +76,8 @@ def test_approve_and_replay(store):
     assert store.list_pending(ALICE) == []
     # re-proposing the same thing replays the decided proposal
     assert store.propose(ALICE, "add", ADD, evidence={"source_event_id": "m1",
-                                                      "thread_id": "t"}, level="user").status == "approved"
+                                                      "thread_id": "t"},
+       level="user").status == "approved"
 
 
 def test_reject(store):
@@ -231,7 +234,8 @@ def test_grant_bounded_auto_approval(store, clock):
     # replay returns the stored result and uses nothing
     assert store.decide_with_grant(ALICE, p1.id, g.id) == r
     # a kind or operation it does not allow: None, stays pending
-    p_instr = store.propose(ALICE, "add", {"kind": "instruction", "content": "Be brief"}, level="user")
+    p_instr = store.propose(ALICE, "add", {"kind": "instruction", "content": "Be brief"},
+                            level="user")
     assert store.decide_with_grant(ALICE, p_instr.id, g.id) is None
     p_pref = store.propose(ALICE, "set_preference", {"key": "a", "value": "b"}, level="user")
     assert store.decide_with_grant(ALICE, p_pref.id, g.id) is None
@@ -269,7 +273,8 @@ def test_grant_expiry_and_exact_owner(store, clock):
 
 def test_inbox_is_in_creation_order_under_a_frozen_clock(store):
     contents = ["zeta", "alpha", "mid", "beta"]
-    ids = [store.propose(ALICE, "add", {"kind": "fact", "content": c}, level="user").id for c in contents]
+    ids = [store.propose(ALICE, "add", {"kind": "fact", "content": c},
+                         level="user").id for c in contents]
     assert [p.id for p in store.list_pending(ALICE)] == ids
 
 

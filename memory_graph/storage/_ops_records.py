@@ -26,7 +26,7 @@ from .._identity import Identity, Owner
 from .._types import Limits, Record, Trust, WriteStatus
 from ..errors import LimitExceededError, NotFoundError, ValidationError
 from ..tokenize import index_tokens
-from ..validate import event_id, expiry, text
+from ..validate import event_id, expiry
 from ._driver import Op, Query
 from ._rows import RECORD_COLS, jsonable, knowledge_from_json, record_from_row, visible
 

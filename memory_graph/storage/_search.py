@@ -34,7 +34,8 @@ from ..query import STANDING_KINDS, STANDING_TRUSTS, merge_hits, plan_queries
 from ..rank import CorpusStats, Document, Ranked, corpus_stats, rank
 from ..render import render_snapshot
 from ..tokenize import index_tokens
-from ..validate import KINDS, SENSITIVITIES, TRUSTS, aware, members, text
+from ..validate import KINDS, SENSITIVITIES, TRUSTS, aware, text
+from ..validate import members as _names_in
 from ._driver import Op, Query
 from ._rows import identity_from_row, knowledge_from_json, record_from_row
 from ._search_sql import (
@@ -89,7 +90,7 @@ class SearchArgs:
 
 
 def _members(field: str, values: Iterable[str] | None, allowed: Sequence[str]) -> list[str]:
-    return members(field, values, tuple(allowed))
+    return _names_in(field, values, tuple(allowed))
 
 
 def validate_search_args(
