@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._identity import IDENTITY_LEVELS, Identity, IdentityLevel, Owner
+from ._identity import IDENTITY_LEVELS, Identity, IdentityLevel, Owner, loose_user_id
 from ._time import Clock, system_clock
 from ._types import (
     Claim,
@@ -110,6 +110,7 @@ __all__ = [
     "UnknownThreadError",
     "ValidationError",
     "WriteStatus",
+    "loose_user_id",
     "system_clock",
 ]
 

@@ -58,6 +58,7 @@ EXPECTED = [
     "UnknownThreadError",
     "ValidationError",
     "WriteStatus",
+    "loose_user_id",
     "system_clock",
 ]
 

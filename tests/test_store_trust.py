@@ -19,8 +19,9 @@ from memory_graph import (
     Owner,
     ScopeError,
     ValidationError,
+    loose_user_id,
 )
-from memory_graph._identity import digest, fold_id, loose_user_id
+from memory_graph._identity import digest, fold_id
 from memory_graph.interchange import EXPORT_VERSION
 
 ALICE = Owner("alice")
