@@ -326,3 +326,29 @@ def test_ascii_ids_keep_their_scope_ids() -> None:
     for raw in ["alice", " Alice@Example.COM ", "u-42_X", "/work/shop", "a" * 500]:
         old = hashlib.sha256(raw.strip().casefold().encode("utf-8")).hexdigest()[:16]
         assert digest(raw) == old and fold_id(raw) == raw.strip().casefold()
+
+
+def test_a_migration_moves_legacy_change_proposals_to_their_targets_level(
+    store: Any, pg_dsn: str
+) -> None:
+    import psycopg
+
+    from memory_graph.storage._schema import MIGRATIONS
+
+    rec = store.add(HERE, "fact", "legacy-plan", level="agent_workspace")
+    p = store.propose(HERE, "replace", {"content": "legacy-plan v2"}, target_id=rec.record_id)
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:
+        # the shape earlier versions stored: level 'user', no agent/workspace
+        for table, cond in (("mg_proposals", "id = %s"),
+                            ("mg_audit", "proposal_id = %s AND target_kind = 'proposal'")):
+            conn.execute(f"UPDATE {table} SET agent_key = '', workspace_key = ''"
+                         + (", level = 'user'" if table == "mg_proposals" else "")
+                         + f" WHERE {cond}", (p.id,))
+        assert store.get_proposal(ALICE, p.id).level == "user"  # the legacy leak
+        assert "legacy-plan v2" in repr(store.audit_log(ALICE, limit=100))
+        fix = next(m for m in MIGRATIONS if "UPDATE mg_proposals p SET level = r.level" in m)
+        conn.execute(fix)
+    with pytest.raises(NotFoundError):
+        store.get_proposal(ALICE, p.id)
+    assert "legacy-plan v2" not in repr(store.audit_log(ALICE, limit=100))
+    assert store.get_proposal(HERE, p.id).level == "agent_workspace"

@@ -407,4 +407,20 @@ MIGRATIONS: list[str] = [
     CREATE UNIQUE INDEX IF NOT EXISTS mg_evidence_message
         ON mg_evidence (scope_id, thread_id, message_id);
     """,
+    # v9: issue 8 §1, a replace/remove proposal lives at its target's level. Earlier versions
+    # stored it at 'user' by default; move such rows (and their proposal audit rows) to the
+    # target record's identity, so they are seen exactly by those who see the target.
+    """
+    UPDATE mg_audit a SET agent_key = r.agent_key, workspace_key = r.workspace_key
+    FROM mg_proposals p JOIN mg_records r ON r.scope_id = p.scope_id AND r.id::text = p.target_id
+    WHERE p.operation IN ('replace', 'remove')
+      AND (p.agent_key, p.workspace_key) IS DISTINCT FROM (r.agent_key, r.workspace_key)
+      AND a.scope_id = p.scope_id AND a.proposal_id = p.id AND a.target_kind = 'proposal';
+    UPDATE mg_proposals p SET level = r.level, agent_key = r.agent_key,
+        workspace_key = r.workspace_key
+    FROM mg_records r
+    WHERE r.scope_id = p.scope_id AND r.id::text = p.target_id
+      AND p.operation IN ('replace', 'remove')
+      AND (p.agent_key, p.workspace_key) IS DISTINCT FROM (r.agent_key, r.workspace_key);
+    """,
 ]
