@@ -293,3 +293,8 @@ def test_random_workload_leaks_nothing(sync_store: MemoryStore, pg_dsn: str, see
             assert not leaks(viewer, text), f"{what} leaks {leaks(viewer, text)} to {viewer}"
     # the reads and the refused tool calls changed nothing
     assert db_state(pg_dsn) == before
+    # the check has teeth: another principal's reads, shown to this one, are flagged
+    viewer = Owner("u1", workspace="w1", agent="a1")
+    flagged = [o for o in PRINCIPALS if o != viewer and leaks(viewer, json.dumps(
+        [store.export(o), store.audit_log(o, limit=10_000)], default=str))]
+    assert len(flagged) >= 10
