@@ -201,7 +201,7 @@ def _object(path: str, value: object) -> Mapping[str, Any]:
         raise ValidationError(f"{path}: must be a JSON object, got {type(value).__name__}")
     unknown = sorted(str(k) for k in value if not isinstance(k, str))
     if unknown:
-        raise ValidationError(f"{path}: keys must be strings, got {unknown[0]!r}")
+        raise ValidationError(f"{path}: keys must be strings, got {v.short(unknown[0])}")
     return value
 
 
@@ -374,7 +374,7 @@ def parse_import(document: object, *, limits: Limits) -> list[ImportItem]:
     _only("", doc, _TOP_FIELDS)
     if doc.get("version") != EXPORT_VERSION:
         raise ValidationError(
-            f"version: expected {EXPORT_VERSION!r}, got {doc.get('version')!r}; "
+            f"version: expected {EXPORT_VERSION!r}, got {v.short(doc.get('version'))}; "
             "import a document produced by memory-graph export"
         )
     _time("exported_at", doc.get("exported_at"))

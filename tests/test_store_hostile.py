@@ -132,6 +132,13 @@ ENTRIES: dict[str, Any] = {
     "set_persona": st.fixed_dictionaries({"assistant_values": v, "assistant_identity": v}),
     "ensure_bootstrap": st.fixed_dictionaries({"text": v}),
     "complete_onboarding": st.fixed_dictionaries({}),
+    "claim_thread": st.fixed_dictionaries({"thread_id": v}),
+    "check_thread": st.fixed_dictionaries({"thread_id": v}),
+    "list_threads": st.fixed_dictionaries({}),
+    "get_evidence": st.fixed_dictionaries({"thread_id": v, "ref": v}),
+    "list_evidence": st.fixed_dictionaries({"thread_id": v}),
+    "record_evidence": st.fixed_dictionaries({"thread_id": v, "entries": v,
+                                              "max_per_thread": v}),
 }
 # Entries without owner-scoped hostile input (lifecycle, server-wide DDL): covered elsewhere.
 NOT_DRIVEN = {"setup", "close", "open", "from_dsn", "enable_embeddings"}

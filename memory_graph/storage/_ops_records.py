@@ -26,7 +26,7 @@ from .._identity import Identity, Owner
 from .._types import Limits, Record, Trust, WriteStatus
 from ..errors import LimitExceededError, NotFoundError, ValidationError
 from ..tokenize import index_tokens
-from ..validate import event_id, expiry
+from ..validate import event_id, expiry, short
 from ._driver import Op, Query
 from ._rows import RECORD_COLS, jsonable, knowledge_from_json, record_from_row, visible
 
@@ -290,14 +290,14 @@ def locked_record(owner: Owner, record_id: str) -> Op[Record]:
     try:
         uuid.UUID(record_id)
     except (ValueError, TypeError, AttributeError):
-        raise NotFoundError(f"record {record_id!r} not found for this owner") from None
+        raise NotFoundError(f"record {short(record_id)} not found for this owner") from None
     row = yield Query(
         f"SELECT {RECORD_COLS} FROM mg_records WHERE {cond} AND id = %s FOR UPDATE",
         (*params, record_id),
         fetch="one",
     )
     if row is None:
-        raise NotFoundError(f"record {record_id!r} not found for this owner")
+        raise NotFoundError(f"record {short(record_id)} not found for this owner")
     return record_from_row(row)
 
 
