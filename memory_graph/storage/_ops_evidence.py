@@ -12,8 +12,9 @@ from datetime import datetime
 from typing import Any
 
 from .._identity import Owner
-from ..errors import NotFoundError
+from ..errors import NotFoundError, ValidationError
 from ..evidence import EvidenceEntry, FileIdentity, valid_reference
+from ..validate import bounded_int
 from ._driver import Op, Query
 from ._ops_threads import claim_thread_op, thread_id
 
@@ -67,6 +68,11 @@ def record_evidence_op(
         The entries stored now (entries past the cap are left out).
     """
     tid = thread_id(thread)
+    bounded_int("max_per_thread", max_per_thread)
+    if not isinstance(entries, (list, tuple)) or not all(
+        isinstance(e, EvidenceEntry) for e in entries
+    ):
+        raise ValidationError("entries must be a list of EvidenceEntry")
     yield from claim_thread_op(owner, tid, claim=True, now=now)
     if not entries:
         return []
