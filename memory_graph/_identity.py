@@ -133,6 +133,10 @@ class Identity:
 class Owner:
     """The principal a session acts for, taken from trusted runtime context only.
 
+    Ids that are equal after :func:`fold_id` (surrounding whitespace, case) name the same
+    owner; nothing else is merged unless the application passes :func:`loose_user_id`.
+    Control characters, NUL and lone surrogates are refused.
+
     Args:
         user_id: the end user's id. Required and non-blank.
         workspace: optional project id or absolute path.

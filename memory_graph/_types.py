@@ -108,7 +108,12 @@ class Knowledge:
 
 @dataclass(frozen=True)
 class Provenance:
-    """Where a record came from. ``source_event_id`` is set by the harness, never a model."""
+    """Where a record came from. ``source_event_id`` is set by the harness, never a model.
+
+    ``source_event_id`` is the harness's id of the human message (format
+    :data:`memory_graph.validate.EVENT_ID_PATTERN`). A model's tool call id is kept apart, as
+    ``evidence.tool_call_id`` on the proposal, and never becomes a ``source_event_id``.
+    """
 
     source: str
     """``conversation``, ``tool``, ``import``, ``api`` ..."""
@@ -233,7 +238,8 @@ class Proposal:
     """Plain-JSON payload of the operation."""
     diff: str
     evidence: dict[str, Any]
-    """``{"quote": ..., "source_event_id": ..., "thread_id": ...}``"""
+    """``{"quote", "source_event_id", "tool_call_id", "thread_id", "observed_at", "source",
+    "uri"}`` (each optional)."""
     guard: dict[str, Any]
     """The guard verdict at creation: ``{"allowed": bool, "category": ..., "reason": ...}``"""
     status: ProposalStatus
