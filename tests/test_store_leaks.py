@@ -235,7 +235,7 @@ def test_random_workload_leaks_nothing(sync_store: MemoryStore, pg_dsn: str, see
     w = Workload(store, rng)
     for _ in range(300):
         w.step()
-    assert len(w.records) > 20 and len(w.proposals) > 20
+    assert len(w.records) > 20 and len(w.proposals) > 20 and len(w.grants) > 3
     tools = {t.name: t for t in create_memory_tools(store)}
     before = db_state(pg_dsn)
     for viewer in PRINCIPALS:
@@ -271,6 +271,13 @@ def test_random_workload_leaks_nothing(sync_store: MemoryStore, pg_dsn: str, see
             else:
                 assert may_see(viewer, pident), f"{viewer} sees proposal {pid} of {pident}"
         out["get_proposal"] = _texts(props)
+        for gid, gowner in w.grants:
+            try:
+                store.get_grant(viewer, gid)
+            except NotFoundError:
+                assert gowner != viewer
+            else:
+                assert gowner == viewer, f"{viewer} reads the grant of {gowner}"
         # disagreement groups only name visible records
         ids = {rid for rid, i in w.records if may_see(viewer, i)}
         for hit in store.search(viewer, "tea"):
