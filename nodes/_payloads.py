@@ -20,6 +20,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, model_validator
 from typing_extensions import NotRequired, TypedDict
 
+from memory_graph.safetext import terminal_text
+
 from ._core import ResumeError
 from ._state import ProposalJSON
 
@@ -51,7 +53,7 @@ class ActionRequest(TypedDict):
     """The operation, used as the action name (``add``, ``set_preference`` ...)."""
     args: dict[str, Any]
     description: str
-    """The human-readable diff."""
+    """The human-readable diff, on one line through the rendering rule (``terminal_text``)."""
     proposal_id: str
     operation: str
     diff: str
@@ -151,10 +153,10 @@ def build_review_request(proposals: Sequence[ProposalJSON]) -> ReviewRequest:
             {
                 "name": p["operation"],
                 "args": dict(p["args"]),
-                "description": p["diff"],
+                "description": terminal_text(p["diff"]),
                 "proposal_id": p["id"],
                 "operation": p["operation"],
-                "diff": p["diff"],
+                "diff": terminal_text(p["diff"]),
                 "evidence": dict(p["evidence"]),
                 "expires_at": p["expires_at"],
             }
