@@ -186,13 +186,24 @@ def run_chat(
             Text("    the session goes on: type /retry to run the turn again.", style="dim")
         )
 
+    def ensure() -> Any:
+        nonlocal agent, waiting
+        if agent is None:
+            saver = stack.enter_context(open_checkpointer(store))
+            agent = create_memory_agent(model, store, checkpointer=saver, extractor=extractor)
+            waiting = bool(agent.get_state(config).interrupts)
+        return agent
+
     def run_turn(text: str | None) -> None:
         nonlocal waiting
+        graph = ensure()
+        if waiting:  # reopened on a thread whose review waits: decide it first
+            return
         # /retry continues from the last checkpoint when the graph stopped mid-run;
         # otherwise the user's message is sent (again).
-        resume = text is None and bool(agent.get_state(config).next)
+        resume = text is None and bool(graph.get_state(config).next)
         inputs: Any = None if resume else {"messages": [("user", last_text or "")]}
-        state = agent.invoke(inputs, config, context=owner_context(owner), durability="sync")
+        state = graph.invoke(inputs, config, context=owner_context(owner), durability="sync")
         console.print(Text("assistant> ", style="bold") + render.lines_text(_reply(state)))
         report_ = state.get("extraction") or {}
         if report_.get("blocked") or report_.get("proposed"):
@@ -202,14 +213,11 @@ def run_chat(
     with stack:
         while True:
             try:
-                if agent is None:
-                    saver = stack.enter_context(open_checkpointer(store))
-                    agent = create_memory_agent(
-                        model, store, checkpointer=saver, extractor=extractor
-                    )
-                    waiting = bool(agent.get_state(config).interrupts)
-                if waiting:
-                    _iid, request = pending_review(agent, thread)
+                # After a database error the checkpointer is reopened only when the user
+                # acts again (a message or /retry), never in a loop.
+                graph = ensure() if agent is not None or last_text is None else None
+                if graph is not None and waiting:
+                    _iid, request = pending_review(graph, thread)
                     console.print(
                         render.proposals_table(request["action_requests"], title="Review")
                     )
@@ -219,34 +227,31 @@ def run_chat(
                             "Review left pending; decide it later with memory-graph inbox."
                         )
                         return
-                    state = resume_review(agent, owner=owner, thread_id=thread, decisions=decisions)
+                    state = resume_review(graph, owner=owner, thread_id=thread, decisions=decisions)
                     console.print(render.commit_table(state.get("commit_results") or []))
                     waiting = False
-                text = _ask(console, Text("you> ", style="bold"))
-                if text is None or text.strip() in _QUIT:
-                    return
-                if text.strip() == _RETRY:
-                    if last_text is None:
-                        console.print(Text("    nothing to retry", style="dim"))
-                        continue
-                    run_turn(None)
-                    continue
-                if not text.strip():
-                    continue
-                last_text = text
-                run_turn(text)
-            except Exception as exc:  # noqa: BLE001 - a failed turn must not end the session
+            except Exception as exc:  # noqa: BLE001 - a failed step must not end the session
                 if _is_fatal(exc):
                     raise
                 report(exc)
                 if agent is not None:
-                    try:
-                        waiting = bool(agent.get_state(config).interrupts)
-                    except Exception as again:  # noqa: BLE001
-                        if not _is_database_error(again):
-                            raise
-                        stack.close()
-                        agent = None
+                    continue  # the database is there: ask the review again
+            text = _ask(console, Text("you> ", style="bold"))
+            if text is None or text.strip() in _QUIT:
+                return
+            try:
+                if text.strip() == _RETRY:
+                    if last_text is None:
+                        console.print(Text("    nothing to retry", style="dim"))
+                    else:
+                        run_turn(None)
+                elif text.strip():
+                    last_text = text
+                    run_turn(text)
+            except Exception as exc:  # noqa: BLE001 - a failed turn must not end the session
+                if _is_fatal(exc):
+                    raise
+                report(exc)
 
 
 def _reply(state: dict[str, Any]) -> str:

@@ -17,6 +17,7 @@
 # No ``from __future__ import annotations``: typer reads the annotations below at run time.
 
 import json
+import logging
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -276,6 +277,8 @@ def run(app: typer.Typer, console: Console, argv: Sequence[str] | None = None) -
     import typer.main
 
     command = typer.main.get_command(app)
+    # The pool logs each dropped connection; the CLI reports failures as its one error line.
+    logging.getLogger("psycopg.pool").setLevel(logging.CRITICAL)
     args = list(sys.argv[1:] if argv is None else argv)
     try:
         result = command.main(args=args, prog_name="memory-graph", standalone_mode=False)

@@ -408,8 +408,10 @@ def inbox_decide(
         args = parsed
     owner = make_owner(user, workspace, agent)
     with open_store(ctx) as store:
+        # With --json, stdout carries only the JSON: progress notes go to stderr.
+        notes = err_console if as_json else console
         outcome = decide_one(
-            console, store, owner, proposal_id, chosen[0], args=args, message=message
+            notes, store, owner, proposal_id, chosen[0], args=args, message=message
         )
     if as_json:
         render.print_json(console, outcome.results)
