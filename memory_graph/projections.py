@@ -62,6 +62,12 @@ def _profile_items(profile: Profile) -> list[tuple[str, str]]:
     ]
 
 
+def _quoted(value: str) -> str:
+    # A value on a line of its own is indented by four spaces (literal text in Markdown), so
+    # it can never begin a heading ("## ..."), a list item ("- key: ...") or a tag.
+    return "    " + escape(value)
+
+
 def _text(value: str | None) -> str | None:
     return value if value is not None and value.strip() else None
 
@@ -114,9 +120,9 @@ def render_context_block(
 
     lines = ["<user_context>", _FRAME_NOTE]
     if values is not None:
-        lines += ["## Assistant values", escape(values)]
+        lines += ["## Assistant values", _quoted(values)]
     if identity is not None:
-        lines += ["## Assistant identity", escape(identity)]
+        lines += ["## Assistant identity", _quoted(identity)]
     if fields:
         lines.append("## User profile")
         lines += [f"- {escape(name)}: {escape(value)}" for name, value in fields]
@@ -146,7 +152,7 @@ def render_context_block(
                 lines.append("Onboarding has not been marked complete yet.")
             if bootstrap is not None:
                 lines.append("Bootstrap instruction for onboarding the user:")
-                lines.append(escape(bootstrap))
+                lines.append(_quoted(bootstrap))
     lines.append("</user_context>")
     return "\n".join(lines)
 

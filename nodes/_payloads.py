@@ -20,9 +20,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, model_validator
 from typing_extensions import NotRequired, TypedDict
 
-from memory_graph.safetext import terminal_text
-
-from ._core import ResumeError
+from ._core import ResumeError, terminal_text
 from ._state import ProposalJSON
 
 __all__ = [

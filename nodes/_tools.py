@@ -16,8 +16,6 @@ from langchain_core.tools import BaseTool, InjectedToolArg, StructuredTool
 from langgraph.prebuilt.tool_node import ToolRuntime
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from memory_graph.safetext import prompt_value
-
 from ._context import resolve_owner
 from ._core import (
     DEFAULT_PROFILE_FIELDS,
@@ -26,6 +24,7 @@ from ._core import (
     Owner,
     Proposal,
     SearchHit,
+    prompt_value,
 )
 from ._drive import Call, Op, drive_async, drive_sync, is_async_store
 
