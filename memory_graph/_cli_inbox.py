@@ -13,26 +13,70 @@ proposal at once. Deciding one proposal from the inbox therefore works like this
 - no graph thread waits for it (an import, a finished or unknown thread): ``store.decide``.
 
 Resuming never starts a graph from ``START``: ``nodes.resume_review`` refuses unknown and
-finished threads.
+finished threads. An edit is validated and guarded *before* the thread is resumed, so a
+refused edit leaves the whole review pending (the command fails, nothing is decided).
+
+A decision is **refused** (the command exits 1) when its result is not what was asked:
+an edit or approval that ends ``invalid``, ``conflicted`` or ``expired``, or a decision on
+a proposal already decided otherwise (rejecting an approved proposal, approving a rejected
+one). Repeating the same decision replays the stored result and succeeds.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from rich.console import Console
 from rich.text import Text
 
+from . import validate as v
 from ._identity import Owner
-from ._types import CommitResult
+from ._types import CommitResult, Proposal
+from .errors import ValidationError
+from .safetext import terminal_text
 
 if TYPE_CHECKING:
     from .storage import MemoryStore
 
-__all__ = ["commit_dict", "decide_one"]
+__all__ = ["Outcome", "commit_dict", "decide_one"]
 
 DecisionName = Literal["approve", "edit", "reject"]
+
+_WANTED = {"approve": "approved", "edit": "approved", "reject": "rejected"}
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What ``inbox decide`` did: the commit results, and why the decision was refused."""
+
+    results: list[dict[str, Any]]
+    refused: str | None = None
+
+
+def _refusal(proposal_id: str, decision: str, results: list[dict[str, Any]]) -> str | None:
+    mine = next((r for r in results if r.get("proposal_id") == proposal_id), None)
+    status = None if mine is None else mine.get("status")
+    if status == _WANTED.get(decision):
+        return None
+    return (
+        f"the {decision} decision on proposal {terminal_text(proposal_id)} was refused: "
+        f"the proposal is {terminal_text(status or 'not decided')}"
+    )
+
+
+def _check_edit(store: MemoryStore, proposal: Proposal, args: Mapping[str, Any] | None) -> None:
+    # The same validation and guard as the store's decide, run before anything is resumed.
+    from .storage._ops_propose import guard_args
+
+    new_args = v.operation_args(proposal.operation, args, store.limits)
+    if (
+        proposal.operation in ("set_preference", "delete_preference")
+        and new_args.get("key") != proposal.target_id
+    ):
+        raise ValidationError("an edit cannot change the preference key: propose a new write")
+    guard_args(proposal.operation, new_args)
 
 
 def commit_dict(result: CommitResult, *, decision: str) -> dict[str, Any]:
@@ -64,7 +108,7 @@ def decide_one(
     *,
     args: Mapping[str, Any] | None = None,
     message: str | None = None,
-) -> list[dict[str, Any]]:
+) -> Outcome:
     """Decide ``proposal_id`` for ``owner``, resuming its graph thread when that is due.
 
     Args:
@@ -77,32 +121,41 @@ def decide_one(
         message: an optional reason.
 
     Returns:
-        Commit results as plain JSON: the resumed thread's ``commit_results``, or the one
-        result of a store decision.
+        The commit results as plain JSON (the resumed thread's ``commit_results``, or the
+        one result of a store decision) and, when the decision was refused, why.
 
     Raises:
         NotFoundError: no such proposal for this owner.
-        ValidationError: the edited args are invalid or blocked by the guard.
+        ValidationError: the edited args are invalid or blocked by the guard (nothing is
+            decided and a waiting review stays pending).
     """
     proposal = store.get_proposal(owner, proposal_id)
     if proposal.status != "pending":
         console.print(
-            Text(f"proposal {proposal_id} was already {proposal.status}: its stored result")
+            Text(
+                f"proposal {terminal_text(proposal_id)} was already "
+                f"{terminal_text(proposal.status)}: its stored result"
+            )
         )
         stored = dict(proposal.result or {})
         keys = ("proposal_id", "status", "operation", "write_status", "record_id", "version")
         out = {key: stored.get(key) for key in keys}
-        return [{**out, "decision": "-", "message": str(stored.get("message") or "")}]
+        out["status"] = out["status"] or proposal.status
+        results = [{**out, "decision": "-", "message": str(stored.get("message") or "")}]
+        return Outcome(results, _refusal(proposal.id, decision, results))
+    if decision == "edit":
+        _check_edit(store, proposal, args)
     thread_id = proposal.evidence.get("thread_id")
-    if proposal.status == "pending" and thread_id:
+    if thread_id:
         resumed = _resume_thread(
             console, store, owner, str(thread_id), proposal_id, decision, args, message
         )
         if resumed is not None:
-            return resumed
+            return Outcome(resumed, _refusal(proposal.id, decision, resumed))
     kind: Any = decision
     result = store.decide(owner, proposal_id, kind, args=args, message=message)
-    return [commit_dict(result, decision=decision)]
+    results = [commit_dict(result, decision=decision)]
+    return Outcome(results, _refusal(proposal.id, decision, results))
 
 
 def _resume_thread(
@@ -154,12 +207,13 @@ def _resume_thread(
         if waiting:
             console.print(
                 Text(
-                    f"thread {thread_id}: {len(waiting)} other proposal(s) of its review are "
+                    f"thread {terminal_text(thread_id)}: {len(waiting)} other proposal(s) of "
+                    "its review are "
                     "still pending; it resumes when the last one is decided",
                     style="yellow",
                 )
             )
             return None
         state = resume_review(graph, owner=owner, thread_id=thread_id, decisions=decisions)
-        console.print(Text(f"resumed thread {thread_id}", style="green"))
+        console.print(Text(f"resumed thread {terminal_text(thread_id)}", style="green"))
         return [dict(r) for r in state.get("commit_results") or []]

@@ -1,12 +1,16 @@
 """Rich renderings shared by the CLI commands (pure: values in, renderables out).
 
-Every stored or model-produced string is passed to rich as plain ``Text``, never as
-markup, so a value such as ``[red]`` is shown as typed.
+The rendering rule for the terminal: every stored or model-produced string goes through
+:func:`memory_graph.safetext.terminal_text` (one line, control and format characters shown
+as ``\\uXXXX`` escapes, so no raw ESC, CSI or bidi override from stored data reaches the
+terminal) and is passed to rich as plain ``Text``, never as markup, so a value such as
+``[bold]`` is shown as typed. JSON output escapes the same characters (``json_text``).
 """
 
 from __future__ import annotations
 
 import json
+import unicodedata
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
@@ -17,10 +21,14 @@ from rich.table import Table
 from rich.text import Text
 
 from ._types import Persona, Preference, Profile, Proposal, Record
+from .safetext import terminal_text
 
 __all__ = [
+    "cell",
     "commit_table",
     "extraction_summary",
+    "json_text",
+    "lines_text",
     "preferences_table",
     "print_json",
     "profile_table",
@@ -30,6 +38,42 @@ __all__ = [
     "short_json",
     "utc",
 ]
+
+
+def cell(value: object, style: str = "") -> Text:
+    """One value as rich ``Text`` through the terminal rule (one line, no control characters)."""
+    return Text(terminal_text("" if value is None else value), style=style)
+
+
+def lines_text(value: object, style: str = "") -> Text:
+    """Multi-line text (a model reply, a context block): each line through the terminal rule."""
+    text = "" if value is None else str(value)
+    return Text("\n".join(terminal_text(line) for line in text.splitlines()), style=style)
+
+
+# Characters json.dumps(ensure_ascii=False) leaves raw but a terminal must not receive.
+_JSON_HIDDEN = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
+
+
+def _json_escape(ch: str) -> str:
+    code = ord(ch)
+    if code <= 0xFFFF:
+        return f"\\u{code:04x}"
+    code -= 0x10000
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+
+
+def json_text(value: Any, *, indent: int | None = 2) -> str:
+    """JSON of ``value`` that is safe for a terminal and still parses to the same value.
+
+    Non-ASCII text stays readable; control, format, separator and surrogate characters (which
+    can only occur inside JSON strings) are written as ``\\uXXXX`` escapes.
+    """
+    text = json.dumps(value, ensure_ascii=False, indent=indent, sort_keys=True)
+    return "".join(
+        _json_escape(ch) if ord(ch) >= 0x7F and unicodedata.category(ch) in _JSON_HIDDEN else ch
+        for ch in text
+    )
 
 
 def utc(value: datetime | None) -> str:
@@ -87,20 +131,20 @@ def proposals_table(
         table.add_column("evidence (quote)", overflow="fold", style="green")
     for index, item in enumerate(items, start=1):
         evidence = item.get("evidence") or {}
-        ident = Text(str(item.get("proposal_id", "")), style="cyan")
+        ident = cell(item.get("proposal_id", ""), "cyan")
         if item.get("thread_id"):
-            ident.append(f"\nthread {item['thread_id']}", style="dim")
-        expires = str(item.get("expires_at") or "-")
+            ident.append(f"\nthread {terminal_text(item['thread_id'])}", style="dim")
+        expires = terminal_text(item.get("expires_at") or "-")
         if len(expires) > 20 and expires.endswith("Z"):
             expires = expires[:19] + "Z"  # whole seconds are enough here
         ident.append(f"\nexpires {expires}", style="dim")
-        row = [Text(str(index)), ident, Text(str(item.get("operation") or item.get("name") or ""))]
+        row = [Text(str(index)), ident, cell(item.get("operation") or item.get("name") or "")]
         if show_args:
-            row.append(Text(short_json(item.get("args") or {}, limit=400)))
+            row.append(cell(short_json(item.get("args") or {}, limit=400)))
         else:
-            row.append(Text(str(item.get("diff") or item.get("description") or "")))
+            row.append(cell(item.get("diff") or item.get("description") or ""))
         if show_quote:
-            row.append(Text(str(evidence.get("quote") or "-")))
+            row.append(cell(evidence.get("quote") or "-"))
         table.add_row(*row)
     return table
 
@@ -119,13 +163,13 @@ def commit_table(results: Sequence[Mapping[str, Any]], *, title: str = "Commit r
     for r in results:
         status = str(r.get("status") or "")
         table.add_row(
-            Text(str(r.get("proposal_id") or "")),
-            Text(str(r.get("operation") or "")),
-            Text(str(r.get("decision") or "-")),
-            Text(status, style=colours.get(status, "red")),
-            Text(str(r.get("write_status") or "-")),
-            Text("-" if r.get("version") is None else str(r.get("version"))),
-            Text(str(r.get("message") or "")),
+            cell(r.get("proposal_id") or ""),
+            cell(r.get("operation") or ""),
+            cell(r.get("decision") or "-"),
+            cell(status, colours.get(status, "red")),
+            cell(r.get("write_status") or "-"),
+            cell("-" if r.get("version") is None else r.get("version")),
+            cell(r.get("message") or ""),
         )
     return table
 
@@ -143,7 +187,9 @@ def extraction_summary(report: Mapping[str, Any]) -> RenderableType:
         )
     ]
     if blocked:
-        detail = ", ".join(f"{name} x{count}" for name, count in sorted(categories.items()))
+        detail = ", ".join(
+            f"{terminal_text(name)} x{count}" for name, count in sorted(categories.items())
+        )
         lines.append(
             Text(
                 f"guard blocked {blocked} candidate(s): {detail} (content not kept)",
@@ -166,7 +212,7 @@ def profile_table(profile: Profile, persona: Persona | None) -> Table:
     table.add_column("field", style="cyan")
     table.add_column("value", overflow="fold")
     for name, value in sorted(profile.fields.items()):
-        table.add_row(Text(name), Text(str(value)))
+        table.add_row(cell(name), cell(value))
     if persona is not None:
         for label, text in (
             ("assistant values", persona.assistant_values),
@@ -174,7 +220,7 @@ def profile_table(profile: Profile, persona: Persona | None) -> Table:
             ("bootstrap", persona.bootstrap),
         ):
             if text:
-                table.add_row(Text(label, style="magenta"), Text(text))
+                table.add_row(Text(label, style="magenta"), cell(text))
     return table
 
 
@@ -186,10 +232,10 @@ def preferences_table(preferences: Sequence[Preference]) -> Table:
     for p in preferences:
         scope = p.identity.level + (" (overridden)" if p.overridden else "")
         table.add_row(
-            Text(p.key),
-            Text(p.value),
-            Text(scope, style="dim" if p.overridden else ""),
-            Text(p.source),
+            cell(p.key),
+            cell(p.value),
+            cell(scope, "dim" if p.overridden else ""),
+            cell(p.source),
             Text(str(p.revision)),
             Text(utc(p.updated_at)),
             Text(utc(p.expires_at)),
@@ -204,12 +250,12 @@ def records_table(records: Sequence[Record]) -> Table:
         table.add_column(name, overflow="fold", style="cyan" if name == "id" else None)
     for r in records:
         table.add_row(
-            Text(r.id),
-            Text(r.kind),
-            Text(r.content),
-            Text(r.trust),
-            Text(r.sensitivity, style="red" if r.sensitivity == "sensitive" else ""),
-            Text(r.identity.level),
+            cell(r.id),
+            cell(r.kind),
+            cell(r.content),
+            cell(r.trust),
+            cell(r.sensitivity, "red" if r.sensitivity == "sensitive" else ""),
+            cell(r.identity.level),
             Text(str(r.version)),
             Text(r.status),
         )
@@ -218,4 +264,4 @@ def records_table(records: Sequence[Record]) -> Table:
 
 def print_json(console: Console, value: Any) -> None:
     """Print ``value`` as indented JSON, unstyled, so it can be piped."""
-    console.out(json.dumps(value, ensure_ascii=False, indent=2, sort_keys=True), highlight=False)
+    console.out(json_text(value), highlight=False)

@@ -3,22 +3,22 @@
 This is the application layer: it may import the LangGraph layer (``nodes``), but only
 inside the commands that need it, so ``memory-graph --help`` stays fast.
 
-Every :class:`~memory_graph.errors.MemoryGraphError` ends the command with one red line,
-``error: <message>``, and exit code 2, never a traceback.
+Every failure ends the command with one red line, ``error: <message>``, and exit code 2,
+never a traceback (:func:`memory_graph._cli_core.run`); ``inbox decide`` exits 1 when a
+decision was refused. Stored text reaches the terminal only through the rendering rule.
 
 The database is ``--dsn``, else ``$MEMORY_GRAPH_DSN``, else the embedded PostgreSQL
 server under the user's data directory (``--data-dir`` or ``$MEMORY_GRAPH_DATA_DIR`` to
-move it). Commands run the store's idempotent ``setup()`` before they read or write.
+move it); ``--dsn`` and ``--data-dir`` may also follow the command. Commands run the
+store's idempotent ``setup()`` before they read or write.
 """
 
-from __future__ import annotations
+# No ``from __future__ import annotations`` here: typer reads these annotations at run time.
 
-import json
 import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
@@ -28,9 +28,12 @@ from rich.panel import Panel
 from rich.rule import Rule
 from rich.text import Text
 
+from . import _cli_core as core
 from . import _cli_render as render
+from ._cli_core import Settings, check_dsn, check_text, parse_json
 from ._identity import Owner
-from .errors import MemoryGraphError, ValidationError
+from .errors import ValidationError
+from .safetext import terminal_text
 
 if TYPE_CHECKING:
     from .storage import MemoryStore
@@ -43,6 +46,7 @@ console = Console(highlight=False, width=_WIDTH)
 err_console = Console(stderr=True, highlight=False, width=_WIDTH)
 
 app = typer.Typer(
+    cls=core.CleanGroup,
     name="memory-graph",
     help="Governed long-term user memory for LangGraph agents, on PostgreSQL.",
     no_args_is_help=True,
@@ -51,33 +55,26 @@ app = typer.Typer(
     rich_markup_mode="rich",
 )
 inbox_app = typer.Typer(
+    cls=core.CleanGroup,
     help="Pending proposals of an owner across threads, and deciding them.",
     no_args_is_help=False,
 )
 app.add_typer(inbox_app, name="inbox")
 
 
-@dataclass(frozen=True)
-class Settings:
-    """Global options, shared by every command through the typer context."""
-
-    dsn: str | None
-    data_dir: Path | None
-
-
 # -- shared options --------------------------------------------------------------------------
 
 UserOpt = Annotated[
-    "str | None",
+    str | None,
     typer.Option(
         "--user", "-u", envvar="MEMORY_GRAPH_USER", help="The user id (the memory's owner)."
     ),
 ]
 WorkspaceOpt = Annotated[
-    "str | None",
+    str | None,
     typer.Option("--workspace", "-w", help="Workspace: a project id or an absolute path."),
 ]
-AgentOpt = Annotated["str | None", typer.Option("--agent", "-a", help="Assistant preset name.")]
+AgentOpt = Annotated[str | None, typer.Option("--agent", "-a", help="Assistant preset name.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")]
 
 
@@ -85,23 +82,23 @@ def fail(message: str) -> NoReturn:
     """Print ``error: <message>`` as one red line on stderr and exit with code 2.
 
     Args:
-        message: the error text; line breaks are folded so it stays one line.
+        message: the error text; it goes through the terminal rule and is capped.
 
     Raises:
         typer.Exit: always, with code 2.
     """
-    err_console.print(
-        Text("error: " + " ".join(str(message).split()), style="bold red"), soft_wrap=True
-    )
-    raise typer.Exit(2)
+    core.fail(err_console, message)
 
 
 def make_owner(user: str | None, workspace: str | None, agent: str | None) -> Owner:
     """Build the owner from the ``--user``/``--workspace``/``--agent`` options.
 
     Raises:
-        ValidationError: no user was given, or an id is blank or too long.
+        ValidationError: no user was given, an id is not valid UTF-8, blank or too long.
     """
+    check_text("--user", user)
+    check_text("--workspace", workspace)
+    check_text("--agent", agent)
     if user is None:
         hint = " (or set MEMORY_GRAPH_USER)"
         if workspace or agent:
@@ -120,7 +117,7 @@ def settings(ctx: typer.Context) -> Settings:
 
 
 @contextmanager
-def open_store(ctx: typer.Context) -> Iterator[MemoryStore]:
+def open_store(ctx: typer.Context) -> Iterator["MemoryStore"]:
     """Open the store on the selected database and run its idempotent ``setup()``.
 
     Yields:
@@ -129,7 +126,7 @@ def open_store(ctx: typer.Context) -> Iterator[MemoryStore]:
     from .storage import MemoryStore
 
     s = settings(ctx)
-    with MemoryStore.from_dsn(s.dsn, data_dir=s.data_dir, max_size=4) as store:
+    with MemoryStore.from_dsn(check_dsn(s.dsn), data_dir=s.data_dir, max_size=4) as store:
         store.setup()
         yield store
 
@@ -160,13 +157,13 @@ def root(
     Nothing is written unless the user said it, the sensitive-data guard let it
     through, and a human approved it.
     """
-    ctx.obj = Settings(dsn or None, data_dir)
+    ctx.obj = Settings(check_dsn(dsn) or None, data_dir)
 
 
 # -- demo ----------------------------------------------------------------------------------
 
 
-@app.command()
+@app.command(cls=core.CleanCommand)
 def demo(
     ctx: typer.Context,
     user: Annotated[
@@ -182,10 +179,11 @@ def demo(
     from ._cli_demo import run_demo
 
     s = settings(ctx)
+    check_text("--user", user)
     raise typer.Exit(run_demo(console, dsn=s.dsn, data_dir=s.data_dir, user=user))
 
 
-@app.command("demo-session", hidden=True)
+@app.command("demo-session", hidden=True, cls=core.CleanCommand)
 def demo_session(
     session: Annotated[int, typer.Argument(min=1, max=2)],
     user: Annotated[str, typer.Option("--user", "-u")],
@@ -199,7 +197,7 @@ def demo_session(
 # -- chat ----------------------------------------------------------------------------------
 
 
-@app.command()
+@app.command(cls=core.CleanCommand)
 def chat(
     ctx: typer.Context,
     user: UserOpt = None,
@@ -213,19 +211,21 @@ def chat(
     """Chat with the memory agent; approve, edit or reject each memory write here.
 
     Uses ChatOpenAI when OPENAI_API_KEY is set (OPENAI_BASE_URL and MEMORY_GRAPH_MODEL
-    are honoured), else the offline model. Type /quit (or Ctrl-D) to leave.
+    are honoured), else the offline model. Type /quit (or Ctrl-D) to leave. A failed turn
+    (model endpoint or database down) prints one error line; type /retry to run it again.
     """
     from ._cli_chat import run_chat
 
     owner = make_owner(user, workspace, agent)
+    check_text("--thread", thread)
     with open_store(ctx) as store:
-        run_chat(console, store, owner, thread_id=thread)
+        run_chat(console, store, owner, thread_id=thread, err_console=err_console)
 
 
 # -- show / export / import ---------------------------------------------------------------
 
 
-@app.command()
+@app.command(cls=core.CleanCommand)
 def show(
     ctx: typer.Context,
     user: UserOpt = None,
@@ -255,13 +255,14 @@ def show(
         else:
             console.print("No records (facts, instructions, experiences).")
         if context:
-            console.print(Panel(Text(store.context_block(owner)), title="context block"))
+            block = render.lines_text(store.context_block(owner))
+            console.print(Panel(block, title="context block"))
         if memory_md:
             console.print(Rule("MEMORY.md"))
-            console.out(store.memory_md(owner), highlight=False, end="")
+            console.out(render.lines_text(store.memory_md(owner)).plain, highlight=False)
 
 
-@app.command()
+@app.command(cls=core.CleanCommand)
 def export(
     ctx: typer.Context,
     user: UserOpt = None,
@@ -276,7 +277,7 @@ def export(
     owner = make_owner(user, workspace, agent)
     with open_store(ctx) as store:
         document = store.export(owner)
-    text = json.dumps(document, ensure_ascii=False, indent=2, sort_keys=True) + "\n"
+    text = render.json_text(document) + "\n"
     if out is None:
         sys.stdout.write(text)
         return
@@ -284,31 +285,29 @@ def export(
         out.write_text(text, encoding="utf-8")
     except OSError as exc:
         fail(f"cannot write {out}: {exc.strerror or exc}")
-    err_console.print(f"exported memory of {owner.user_id!r} to {out}", markup=False)
+    err_console.print(render.cell(f"exported memory of {owner.user_id!r} to {out}"), soft_wrap=True)
 
 
 def read_document(path: str) -> Any:
     """Read and parse a JSON import document (``-`` reads stdin).
 
     Raises:
-        ValidationError: the file cannot be read or is not JSON.
+        ValidationError: the file cannot be read, is not UTF-8 JSON, nests too deeply or
+            holds a number too long to read.
     """
+    shown = terminal_text(path)
     try:
         raw = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise ValidationError(
-            f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}"
-        ) from exc
+        reason = getattr(exc, "strerror", None) or "not UTF-8 text"
+        raise ValidationError(f"cannot read {shown}: {reason}") from None
     try:
-        return json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise ValidationError(
-            f"{path} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); "
-            "pass a file written by `memory-graph export`"
-        ) from exc
+        return parse_json(shown, raw)
+    except ValidationError as exc:
+        raise ValidationError(f"{exc}; pass a file written by `memory-graph export`") from None
 
 
-@app.command("import")
+@app.command("import", cls=core.CleanCommand)
 def import_(
     ctx: typer.Context,
     file: Annotated[str, typer.Argument(help="An export document (JSON); '-' reads stdin.")],
@@ -356,6 +355,7 @@ def inbox(
     if ctx.invoked_subcommand is not None:
         return
     owner = make_owner(user, workspace, agent)
+    check_text("--thread", thread)
     with open_store(ctx) as store:
         pending = store.list_pending(owner, thread_id=thread)
     items = [render.proposal_dict(p) for p in pending]
@@ -368,7 +368,7 @@ def inbox(
     console.print(render.proposals_table(items, title=f"Inbox: {len(items)} pending"))
 
 
-@inbox_app.command("decide")
+@inbox_app.command("decide", cls=core.CleanCommand)
 def inbox_decide(
     ctx: typer.Context,
     proposal_id: Annotated[str, typer.Argument(help="The proposal to decide.")],
@@ -398,41 +398,36 @@ def inbox_decide(
         chosen.append("edit")
     if len(chosen) != 1:
         raise ValidationError("choose exactly one of --approve, --reject or --edit JSON")
+    check_text("PROPOSAL_ID", proposal_id)
+    check_text("--message", message)
     args: dict[str, Any] | None = None
     if edit is not None:
-        try:
-            parsed = json.loads(edit)
-        except json.JSONDecodeError as exc:
-            raise ValidationError(f"--edit is not valid JSON: {exc.msg}") from exc
+        parsed = parse_json("--edit", check_text("--edit", edit) or "")
         if not isinstance(parsed, dict):
             raise ValidationError("--edit must be a JSON object of the operation's args")
         args = parsed
     owner = make_owner(user, workspace, agent)
     with open_store(ctx) as store:
-        results = decide_one(
-            console, store, owner, proposal_id, chosen[0], args=args, message=message
+        # With --json, stdout carries only the JSON: progress notes go to stderr.
+        notes = err_console if as_json else console
+        outcome = decide_one(
+            notes, store, owner, proposal_id, chosen[0], args=args, message=message
         )
     if as_json:
-        render.print_json(console, results)
+        render.print_json(console, outcome.results)
     else:
-        console.print(render.commit_table(results))
+        console.print(render.commit_table(outcome.results))
+    if outcome.refused is not None:
+        err_console.print(Text(core.error_line(outcome.refused), style="bold red"), soft_wrap=True)
+        raise typer.Exit(1)
 
 
 # -- entry point -----------------------------------------------------------------------------
 
 
 def main() -> None:
-    """Run the CLI; a ``MemoryGraphError`` becomes ``error: ...`` and exit code 2."""
-    try:
-        app()
-    except MemoryGraphError as exc:
-        try:
-            fail(str(exc))
-        except typer.Exit as done:
-            sys.exit(done.exit_code)
-    except KeyboardInterrupt:
-        err_console.print(Text("interrupted", style="red"))
-        sys.exit(130)
+    """Run the CLI: every failure is one ``error:`` line (exit 2), never a traceback."""
+    sys.exit(core.run(app, err_console))
 
 
 if __name__ == "__main__":

@@ -1,9 +1,12 @@
 """Rendering recalled records into the framed ``<memory_source>`` block (DESIGN §6). Pure.
 
-Every stored value is escaped (``& < > " ' { }`` become HTML entities) before any size
-accounting, so stored text can neither close the frame nor open a tool or template tag. Each
-record line carries kind, trust, id, version and provenance; applicability notes follow on
-their own line, marked as unverified.
+Every stored value goes through the rendering rule,
+:func:`memory_graph.safetext.prompt_value` (one line; control and format characters made
+visible; look-alike brackets folded; ``& < > " ' { } [ ] |`` as HTML entities), **value by
+value**, before the line is assembled and before any size accounting. Stored text can then
+neither close the frame, open a tool or template tag, start a new record line, nor add a
+field to a ``- [kind | trust | id=...]`` block. Each record line carries kind, trust, id,
+version and provenance; applicability notes follow on their own line, marked as unverified.
 
 A disagreement group (records whose claims share a key but differ in value) is one budget
 block: either all its lines fit, or one marker line with the refs and "no value selected"
@@ -18,6 +21,7 @@ from ._time import format_utc
 from ._types import Disagreement, Record, SearchHit
 from .budget import Block, Budget, fill_frame
 from .projections import escape
+from .safetext import prompt_value
 
 __all__ = [
     "FRAME_HEAD",
@@ -39,18 +43,18 @@ FRAME_TAIL = "</memory_source>"
 
 def _provenance(record: Record) -> str:
     prov = record.provenance
-    parts = [f"source={prov.source}"]
+    parts = [f"source={prompt_value(prov.source)}"]
     if prov.observed_at is not None:
         parts.append(f"observed={format_utc(prov.observed_at)}")
     else:
         parts.append(f"updated={format_utc(record.updated_at)}")
     if prov.uri:
-        parts.append(f"uri={prov.uri}")
+        parts.append(f"uri={prompt_value(prov.uri)}")
     return " ".join(parts)
 
 
 def record_lines(record: Record) -> tuple[str, ...]:
-    """The escaped lines of one record (each ending in a newline).
+    """The lines of one record (each ending in a newline), every value through the rule.
 
     Args:
         record: The record.
@@ -58,36 +62,36 @@ def record_lines(record: Record) -> tuple[str, ...]:
     Returns:
         The record line, plus one line of applicability notes when it has any.
     """
-    label = f"{record.key}: " if record.kind == "preference" and record.key else ""
+    v = prompt_value
+    label = f"{v(record.key)}: " if record.kind == "preference" and record.key else ""
     head = (
-        f"- [{record.kind} | {record.trust} | id={record.id} | v{record.version} | "
-        f"{_provenance(record)}] {label}{record.content}"
+        f"- [{v(record.kind)} | {v(record.trust)} | id={v(record.id)} | v{record.version} | "
+        f"{_provenance(record)}] {label}{v(record.content)}"
     )
-    lines = [escape(" ".join(head.split())) + "\n"]
+    lines = [head + "\n"]
     knowledge = record.knowledge
     if knowledge is not None and (knowledge.applies_when or knowledge.counterexamples):
         notes = []
         if knowledge.applies_when:
-            notes.append("applies when: " + "; ".join(knowledge.applies_when))
+            notes.append("applies when: " + "; ".join(v(t) for t in knowledge.applies_when))
         if knowledge.counterexamples:
-            notes.append("not when: " + "; ".join(knowledge.counterexamples))
-        text = "  (unverified) " + " | ".join(notes)
-        lines.append(escape(" ".join(text.split())) + "\n")
+            notes.append("not when: " + "; ".join(v(t) for t in knowledge.counterexamples))
+        lines.append("  (unverified) " + " | ".join(notes) + "\n")
     return tuple(lines)
 
 
 def marker_line(disagreement: Disagreement) -> str:
-    """One escaped line standing for a whole disagreement group.
+    """One line standing for a whole disagreement group (values through the rule).
 
     Examples:
         >>> marker_line(Disagreement("drink", 2, ("a", "b")))
         '- [disagreement | claim=drink | 2 records | refs=a,b] no value selected\\n'
     """
-    text = (
-        f"- [disagreement | claim={disagreement.key} | {disagreement.count} records | "
-        f"refs={','.join(disagreement.ids)}] no value selected"
+    refs = ",".join(prompt_value(i) for i in disagreement.ids)
+    return (
+        f"- [disagreement | claim={prompt_value(disagreement.key)} | {disagreement.count} "
+        f"records | refs={refs}] no value selected\n"
     )
-    return escape(" ".join(text.split())) + "\n"
 
 
 def render_snapshot(

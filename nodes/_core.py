@@ -29,6 +29,7 @@ from memory_graph import (
     ValidationError,
 )
 from memory_graph.projections import escape
+from memory_graph.safetext import prompt_value, terminal_text
 
 __all__ = [
     "DEFAULT_PROFILE_FIELDS",
@@ -51,6 +52,8 @@ __all__ = [
     "UnknownThreadError",
     "ValidationError",
     "escape",
+    "prompt_value",
+    "terminal_text",
 ]
 
 AnyStore = Union[MemoryStore, AsyncMemoryStore]  # noqa: UP007 - a runtime alias on py3.10

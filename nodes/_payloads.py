@@ -20,7 +20,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, model_validator
 from typing_extensions import NotRequired, TypedDict
 
-from ._core import ResumeError
+from ._core import ResumeError, terminal_text
 from ._state import ProposalJSON
 
 __all__ = [
@@ -51,7 +51,7 @@ class ActionRequest(TypedDict):
     """The operation, used as the action name (``add``, ``set_preference`` ...)."""
     args: dict[str, Any]
     description: str
-    """The human-readable diff."""
+    """The human-readable diff, on one line through the rendering rule (``terminal_text``)."""
     proposal_id: str
     operation: str
     diff: str
@@ -151,10 +151,10 @@ def build_review_request(proposals: Sequence[ProposalJSON]) -> ReviewRequest:
             {
                 "name": p["operation"],
                 "args": dict(p["args"]),
-                "description": p["diff"],
+                "description": terminal_text(p["diff"]),
                 "proposal_id": p["id"],
                 "operation": p["operation"],
-                "diff": p["diff"],
+                "diff": terminal_text(p["diff"]),
                 "evidence": dict(p["evidence"]),
                 "expires_at": p["expires_at"],
             }

@@ -24,7 +24,7 @@ from ._core import (
     Owner,
     Proposal,
     SearchHit,
-    escape,
+    prompt_value,
 )
 from ._drive import Call, Op, drive_async, drive_sync, is_async_store
 
@@ -91,24 +91,32 @@ class PreferenceArgs(_Args):
 
 
 def render_hits(hits: Sequence[SearchHit]) -> str:
-    """Frame and escape search hits like recall; ``""`` when there are none."""
+    """Frame search hits like recall, one line per hit; ``""`` when there are none.
+
+    Every stored value goes through the rendering rule (``prompt_value``) before the line is
+    assembled, so content can add neither a line, a record nor a metadata field.
+    """
     if not hits:
         return ""
+    v = prompt_value
     lines = ["<memory_source>", _FRAME_NOTE]
     for hit in hits:
         r = hit.record
-        meta = f"{r.kind} {r.trust} id={r.id} v{r.version} source={r.provenance.source}"
-        line = f"- [{escape(meta)}] {escape(r.content)}"
+        line = (
+            f"- [{v(r.kind)} | {v(r.trust)} | id={v(r.id)} | v{r.version} | "
+            f"source={v(r.provenance.source)}] {v(r.content)}"
+        )
         if hit.disagreement is not None:
             d = hit.disagreement
-            line += f" (disagreement on {escape(d.key)}: {d.count} values, no value selected)"
+            line += f" (disagreement on {v(d.key)}: {d.count} values, no value selected)"
         lines.append(line)
     lines.append("</memory_source>")
     return "\n".join(lines)
 
 
 def _framed(text: str) -> str:
-    return f"<memory_source>\n{_FRAME_NOTE}\n{escape(text)}\n</memory_source>"
+    # One line of text (a proposal summary, an error) inside the frame, through the rule.
+    return f"<memory_source>\n{_FRAME_NOTE}\n{prompt_value(text)}\n</memory_source>"
 
 
 def _proposed(proposal: Proposal) -> str:

@@ -161,9 +161,12 @@ def test_export_import_inbox_decide(seeded: str, tmp_path: Path) -> None:
     assert res[0]["status"] == "rejected"
     out = ok(run(seeded, "inbox", "decide", fact["proposal_id"], "-u", "bea", "--approve"))
     assert "approved" in out
-    # deciding again replays the stored result
-    again = ok(run(seeded, "inbox", "decide", fact["proposal_id"], "-u", "bea", "--reject"))
+    # deciding again replays the stored result; asking the opposite is refused (exit 1)
+    again = ok(run(seeded, "inbox", "decide", fact["proposal_id"], "-u", "bea", "--approve"))
     assert "already approved" in again
+    refused = run(seeded, "inbox", "decide", fact["proposal_id"], "-u", "bea", "--reject")
+    assert refused.returncode == 1 and "already approved" in refused.stdout
+    assert refused.stderr.startswith("error: ") and "refused" in refused.stderr
 
     assert "No pending proposals." in ok(run(seeded, "inbox", "--user", "bea"))
     shown = ok(run(seeded, "show", "--user", "bea"))

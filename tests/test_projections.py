@@ -197,4 +197,4 @@ def test_memory_md_as_of_and_empty() -> None:
 def test_memory_md_value_cannot_inject_structure() -> None:
     md = render_memory_md([pref("k", "line1\n# Heading\n<script>")], generated_at=NOW)
     assert "\n# Heading" not in md
-    assert "line1 \\# Heading \\<script\\>" in md
+    assert "line1 \\# Heading &lt;script&gt;" in md

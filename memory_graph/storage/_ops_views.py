@@ -73,11 +73,15 @@ def context_block_op(owner: Owner, *, as_of: datetime | None, clock: Clock) -> O
 
 
 def memory_md_op(owner: Owner, *, as_of: datetime | None, clock: Clock) -> Op[str]:
-    """``MEMORY.md``: a projection of active preferences, rebuilt from the database."""
+    """``MEMORY.md``: profile, active preferences and records, rebuilt from the database."""
     now = clock()
     at = now if as_of is None else aware(as_of, "as_of")
+    profile = yield from get_profile_op(owner)
     prefs = yield from get_preferences_op(owner, as_of=at, clock=clock)
-    return render_memory_md(prefs, generated_at=now, as_of=at)
+    records = yield from list_records_op(
+        owner, kinds=("fact", "instruction", "experience"), as_of=at, clock=clock
+    )
+    return render_memory_md(prefs, generated_at=now, as_of=at, profile=profile, records=records)
 
 
 def export_op(owner: Owner, *, clock: Clock) -> Op[dict[str, Any]]:

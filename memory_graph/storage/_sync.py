@@ -664,7 +664,7 @@ class MemoryStore(StoreBase):
         return self._read(V.context_block_op(owner, as_of=as_of, clock=self._clock))
 
     def memory_md(self, owner: Owner, *, as_of: datetime | None = None) -> str:
-        """``MEMORY.md``, rebuilt from the database (never parsed back)."""
+        """``MEMORY.md`` (profile, preferences, records), rebuilt from the database."""
         return self._read(V.memory_md_op(owner, as_of=as_of, clock=self._clock))
 
     def export(self, owner: Owner) -> dict[str, Any]:
