@@ -36,17 +36,19 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AnyMessage, SystemMessage
+from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.prebuilt import ToolNode
+from langgraph.runtime import Runtime
 
 from memory_graph import ApprovalPolicy
 
-from ._context import MemoryContext
+from ._context import MemoryContext, resolve_owner
 from ._core import AnyStore
-from ._drive import is_async_store
+from ._drive import drive_async, drive_sync, is_async_store
 from ._evidence import (
     EvidencePolicy,
     create_evidence_tool_node,
@@ -54,6 +56,7 @@ from ._evidence import (
     evidence_manifest,
 )
 from ._nodes import create_extract_memories, create_load_user_context, create_recall
+from ._owner import check_thread_owner
 from ._prompt import DEFAULT_INSTRUCTIONS, build_system_prompt
 from ._review import create_review_memories
 from ._state import MemoryState
@@ -103,9 +106,9 @@ MessageWindow = Callable[[list[AnyMessage]], list[AnyMessage]]
 def _create_model_node(
     model: BaseChatModel,
     tools: Sequence[BaseTool],
+    store: AnyStore,
     *,
     instructions: str | None,
-    is_async: bool,
     evidence: EvidencePolicy | None = None,
     message_window: MessageWindow | None = None,
 ) -> Any:
@@ -121,15 +124,23 @@ def _create_model_node(
             system = f"{system}\n\n{manifest}" if manifest else system
         return [SystemMessage(system), *visible]
 
-    if is_async:
+    # The model node checks the thread's owner too: whatever the graph's shape, the model
+    # never sees a thread's messages on behalf of another principal.
+    if is_async_store(store):
 
-        async def aagent(state: MemoryState) -> dict[str, Any]:
+        async def aagent(
+            state: MemoryState, runtime: Runtime[Any], config: RunnableConfig
+        ) -> dict[str, Any]:
+            owner = resolve_owner(runtime.context, config)
+            await drive_async(store, check_thread_owner(owner, config))
             return {"messages": [await bound.ainvoke(prompt(state))]}
 
         aagent.__name__ = "agent"
         return aagent
 
-    def agent(state: MemoryState) -> dict[str, Any]:
+    def agent(state: MemoryState, runtime: Runtime[Any], config: RunnableConfig) -> dict[str, Any]:
+        owner = resolve_owner(runtime.context, config)
+        drive_sync(store, check_thread_owner(owner, config))
         return {"messages": [bound.invoke(prompt(state))]}
 
     return agent
@@ -190,8 +201,8 @@ def build_memory_graph(
         _create_model_node(
             model,
             all_tools,
+            store,
             instructions=instructions,
-            is_async=is_async_store(store),
             evidence=evidence,
             message_window=message_window,
         ),

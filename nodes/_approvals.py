@@ -13,18 +13,25 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
+from langgraph.errors import UnknownInterruptError
 from langgraph.types import Command, Interrupt, StateSnapshot
 
 from ._context import owner_context
 from ._core import (
+    AnyStore,
     AsyncMemoryStore,
+    ConfigurationError,
     MemoryStore,
     NoPendingReviewError,
     Owner,
     Proposal,
     ResumeError,
+    ThreadOwnerError,
     UnknownThreadError,
+    ValidationError,
 )
+from ._drive import Op, drive_async, drive_sync, is_async_store
+from ._owner import check_thread_owner, config_thread_id, store_of
 from ._payloads import Decision, DecisionType, ReviewRequest, is_review_request, validate_decisions
 from ._state import ProposalJSON, proposal_to_json
 
@@ -83,12 +90,58 @@ def _config(thread_id: str) -> RunnableConfig:
     return {"configurable": {"thread_id": thread_id}}
 
 
-def _pending(snapshot: StateSnapshot, thread_id: str) -> Interrupt:
+def _thread_check(graph: Any, store: AnyStore | None, owner: Owner, thread_id: str) -> Op[None]:
+    """The owner check of the helpers: the graph's own store, the same rule as the nodes."""
+    if not isinstance(owner, Owner):
+        raise ValidationError(f"owner must be an Owner, got {type(owner).__name__}")
+    config = _config(thread_id)
+    config_thread_id(config)  # a str id (LangGraph takes nothing else), checked before use
+    yield from check_thread_owner(owner, config)
+
+
+def _store_for(graph: Any, store: AnyStore | None) -> AnyStore:
+    found = store if store is not None else store_of(graph)
+    if found is None:
+        raise ConfigurationError(
+            "cannot check the thread's owner: the graph has no memory-graph node carrying a "
+            "store; pass store= (the MemoryStore the graph's nodes use)"
+        )
+    return found
+
+
+def _check_sync(graph: Any, store: AnyStore | None, owner: Owner, thread_id: str) -> None:
+    found = _store_for(graph, store)
+    if is_async_store(found):
+        raise ConfigurationError(
+            "the graph runs on an AsyncMemoryStore: use the async helper (apending_review, "
+            "aresume_review)"
+        )
+    drive_sync(found, _thread_check(graph, found, owner, thread_id))
+
+
+async def _check_async(graph: Any, store: AnyStore | None, owner: Owner, thread_id: str) -> None:
+    found = _store_for(graph, store)
+    op = _thread_check(graph, found, owner, thread_id)
+    if is_async_store(found):
+        await drive_async(found, op)
+    else:
+        drive_sync(found, op)
+
+
+def _pending(snapshot: StateSnapshot, thread_id: str, owner: Owner | None = None) -> Interrupt:
     if snapshot.created_at is None and not snapshot.values:
         raise UnknownThreadError(
             f"thread {thread_id!r} has no checkpoint: there is nothing to resume "
             "(check the thread id; resuming would start a new run)"
         )
+    if owner is not None:
+        for item in snapshot.values.get("pending_proposals") or []:
+            if not isinstance(item, Mapping) or item.get("scope_id") != owner.scope_id:
+                # A thread from before the owner index: its proposals name the user.
+                raise ThreadOwnerError(
+                    "this thread was started by another user, workspace or agent: "
+                    "use a new thread id"
+                )
     reviews = [i for i in snapshot.interrupts if is_review_request(i.value)]
     if not reviews:
         state = "has finished" if not snapshot.next else f"is waiting at {list(snapshot.next)}"
@@ -101,24 +154,37 @@ def _pending(snapshot: StateSnapshot, thread_id: str) -> Interrupt:
     return reviews[0]
 
 
-def pending_review(graph: Any, thread_id: str) -> tuple[str, ReviewRequest]:
+def pending_review(
+    graph: Any, thread_id: str, *, owner: Owner, store: MemoryStore | None = None
+) -> tuple[str, ReviewRequest]:
     """Return ``(interrupt_id, request)`` of the thread's pending memory review.
 
+    Args:
+        graph: the compiled graph.
+        thread_id: the thread.
+        owner: who reads it; only the principal that started the thread may.
+        store: the graph's store; found in the graph's nodes when ``None``.
+
     Raises:
+        ThreadOwnerError: another principal started the thread; nothing is read.
         UnknownThreadError: the thread has no checkpoint.
         NoPendingReviewError: the thread has no (or more than one) pending review.
     """
-    interrupt = _pending(graph.get_state(_config(thread_id)), thread_id)
+    _check_sync(graph, store, owner, thread_id)
+    interrupt = _pending(graph.get_state(_config(thread_id)), thread_id, owner)
     return interrupt.id, interrupt.value
 
 
-async def apending_review(graph: Any, thread_id: str) -> tuple[str, ReviewRequest]:
+async def apending_review(
+    graph: Any, thread_id: str, *, owner: Owner, store: AnyStore | None = None
+) -> tuple[str, ReviewRequest]:
     """Async twin of :func:`pending_review` (required with ``AsyncPostgresSaver``).
 
     ``AsyncPostgresSaver`` refuses synchronous reads from its own event loop, so a graph
     compiled on it needs this twin there.
     """
-    interrupt = _pending(await graph.aget_state(_config(thread_id)), thread_id)
+    await _check_async(graph, store, owner, thread_id)
+    interrupt = _pending(await graph.aget_state(_config(thread_id)), thread_id, owner)
     return interrupt.id, interrupt.value
 
 
@@ -128,23 +194,28 @@ def _prepare(
     owner: Owner,
     thread_id: str,
     decisions: Sequence[Mapping[str, Any]],
+    store: AnyStore,
 ) -> tuple[Command[Any], RunnableConfig]:
-    interrupt = _pending(snapshot, thread_id)
-    for item in snapshot.values.get("pending_proposals") or []:
-        if item.get("scope_id") != owner.scope_id:
-            raise ResumeError(
-                f"foreign resume: thread {thread_id!r} reviews proposals of another owner"
-            )
+    interrupt = _pending(snapshot, thread_id, owner)
     if isinstance(decisions, (str, bytes, Mapping)) or not isinstance(decisions, Sequence):
         raise ResumeError(
             "malformed resume: decisions must be a list, one decision per proposal of the "
             f"review in order, not {type(decisions).__name__}"
         )
-    checked = validate_decisions({"decisions": list(decisions)}, interrupt.value)
+    checked = validate_decisions(
+        {"decisions": list(decisions)}, interrupt.value, limits=getattr(store, "limits", None)
+    )
     config: RunnableConfig = {
         "configurable": {"thread_id": thread_id, "__pregel_strict_resume": True}
     }
     return Command(resume={interrupt.id: {"decisions": checked}}), config
+
+
+def _lost_race(thread_id: str) -> NoPendingReviewError:
+    return NoPendingReviewError(
+        f"thread {thread_id!r} has no pending memory review any more: another resume "
+        "decided it first (read commit_results from the thread's state)"
+    )
 
 
 def resume_review(
@@ -153,8 +224,13 @@ def resume_review(
     owner: Owner,
     thread_id: str,
     decisions: Sequence[Mapping[str, Any]],
+    store: MemoryStore | None = None,
 ) -> dict[str, Any]:
     """Resume a thread's pending memory review with decisions, from any process.
+
+    The thread's owner is checked first, then the whole resume value is validated against
+    the pending review (see :func:`~nodes.validate_decisions`); any refusal leaves the
+    review pending and commits nothing.
 
     Args:
         graph: the compiled graph, on the same (Postgres) checkpointer as the thread.
@@ -162,22 +238,34 @@ def resume_review(
         thread_id: the thread to resume.
         decisions: one per proposal of the pending review, in order, each
             ``{"type": "approve" | "edit" | "reject", "proposal_id": ..., "args"?, "message"?}``.
+        store: the graph's store; found in the graph's nodes when ``None``.
 
     Returns:
         The thread's state after the run (``commit_results`` holds the outcomes).
 
     Raises:
+        ThreadOwnerError: another principal started the thread; nothing is read.
         UnknownThreadError: no such thread; nothing is started.
-        NoPendingReviewError: the thread has finished or waits for something else.
-        ResumeError: the decisions are malformed, stale (another review's proposal ids) or
-            foreign (another owner's thread); nothing is committed.
+        NoPendingReviewError: the thread has finished or waits for something else, or
+            another resume decided the review first (a lost race).
+        ResumeError: the decisions are malformed, stale (another review's proposal ids),
+            too large or deep, or would be refused at commit; nothing is committed.
     """
+    _check_sync(graph, store, owner, thread_id)
+    found = _store_for(graph, store)
     command, config = _prepare(
-        graph.get_state(_config(thread_id)), owner=owner, thread_id=thread_id, decisions=decisions
+        graph.get_state(_config(thread_id)),
+        owner=owner,
+        thread_id=thread_id,
+        decisions=decisions,
+        store=found,
     )
-    result: dict[str, Any] = graph.invoke(
-        command, config, context=owner_context(owner), durability="sync"
-    )
+    try:
+        result: dict[str, Any] = graph.invoke(
+            command, config, context=owner_context(owner), durability="sync"
+        )
+    except UnknownInterruptError as exc:
+        raise _lost_race(thread_id) from exc
     return result
 
 
@@ -187,15 +275,22 @@ async def aresume_review(
     owner: Owner,
     thread_id: str,
     decisions: Sequence[Mapping[str, Any]],
+    store: AnyStore | None = None,
 ) -> dict[str, Any]:
     """Async twin of :func:`resume_review`."""
+    await _check_async(graph, store, owner, thread_id)
+    found = _store_for(graph, store)
     command, config = _prepare(
         await graph.aget_state(_config(thread_id)),
         owner=owner,
         thread_id=thread_id,
         decisions=decisions,
+        store=found,
     )
-    result: dict[str, Any] = await graph.ainvoke(
-        command, config, context=owner_context(owner), durability="sync"
-    )
+    try:
+        result: dict[str, Any] = await graph.ainvoke(
+            command, config, context=owner_context(owner), durability="sync"
+        )
+    except UnknownInterruptError as exc:
+        raise _lost_race(thread_id) from exc
     return result

@@ -24,12 +24,16 @@ from memory_graph import (
     Proposal,
     ProposalExpiredError,
     ResumeError,
+    ScopeError,
     SearchHit,
+    ThreadOwnerError,
     UnknownThreadError,
     ValidationError,
 )
+from memory_graph.guard import check as guard_check
 from memory_graph.projections import escape
 from memory_graph.safetext import prompt_value, terminal_text
+from memory_graph.validate import guard_text, operation_args
 
 __all__ = [
     "DEFAULT_PROFILE_FIELDS",
@@ -39,7 +43,9 @@ __all__ = [
     "ConfigurationError",
     "ConflictError",
     "IdempotencyConflictError",
+    "ConfigurationError",
     "IdentityMissingError",
+    "Limits",
     "MemoryGraphError",
     "MemoryStore",
     "NoPendingReviewError",
@@ -48,10 +54,15 @@ __all__ = [
     "Proposal",
     "ProposalExpiredError",
     "ResumeError",
+    "ScopeError",
     "SearchHit",
+    "ThreadOwnerError",
     "UnknownThreadError",
     "ValidationError",
     "escape",
+    "guard_check",
+    "guard_text",
+    "operation_args",
     "prompt_value",
     "terminal_text",
 ]

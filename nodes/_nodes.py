@@ -26,6 +26,7 @@ from ._core import (
     ValidationError,
 )
 from ._drive import Call, Op, drive_async, drive_sync, is_async_store
+from ._owner import STORE_ATTR, check_thread_owner, config_thread_id
 from ._state import ExtractionReportJSON, ProposalJSON, proposal_to_json
 
 __all__ = [
@@ -39,35 +40,46 @@ __all__ = [
 Node = Callable[..., Any]
 
 
-def _thread_id(config: RunnableConfig | None) -> str | None:
-    value = (config or {}).get("configurable", {}).get("thread_id")
-    return None if value is None else str(value)
+def _owned(
+    body: Callable[[Owner, Mapping[str, Any], Any], Op[Any]],
+    owner: Owner,
+    state: Mapping[str, Any],
+    config: Any,
+) -> Op[Any]:
+    yield from check_thread_owner(owner, config)
+    return (yield from body(owner, state, config))
 
 
 def _make_node(
     store: AnyStore, name: str, body: Callable[[Owner, Mapping[str, Any], Any], Op[Any]]
 ) -> Node:
-    """Wrap ``body(owner, state, config)`` as a sync or async LangGraph node."""
+    """Wrap ``body(owner, state, config)`` as a sync or async LangGraph node.
+
+    The node resolves the owner, then checks the thread's owner (:func:`check_thread_owner`)
+    before the body does any work: every node made here may be the first of a run.
+    """
     if is_async_store(store):
 
         async def anode(
             state: Mapping[str, Any], runtime: Runtime[Any], config: RunnableConfig
         ) -> dict[str, Any]:
             owner = resolve_owner(runtime.context, config)
-            result: dict[str, Any] = await drive_async(store, body(owner, state, config))
+            result: dict[str, Any] = await drive_async(store, _owned(body, owner, state, config))
             return result
 
         anode.__name__ = anode.__qualname__ = name
+        setattr(anode, STORE_ATTR, store)
         return anode
 
     def node(
         state: Mapping[str, Any], runtime: Runtime[Any], config: RunnableConfig
     ) -> dict[str, Any]:
         owner = resolve_owner(runtime.context, config)
-        result: dict[str, Any] = drive_sync(store, body(owner, state, config))
+        result: dict[str, Any] = drive_sync(store, _owned(body, owner, state, config))
         return result
 
     node.__name__ = node.__qualname__ = name
+    setattr(node, STORE_ATTR, store)
     return node
 
 
@@ -205,7 +217,7 @@ def create_extract_memories(store: AnyStore, *, extractor: Any = None) -> Node:
         messages: list[AnyMessage] = list(state.get("messages") or [])
         previous: Mapping[str, Any] = state.get("extraction") or {}
         humans = new_human_messages(messages, previous.get("last_message_id"))
-        thread_id = _thread_id(config)
+        thread_id = config_thread_id(config)
         report: ExtractionReportJSON = {
             "last_message_id": messages[-1].id if messages else previous.get("last_message_id"),
             "messages": len(humans),

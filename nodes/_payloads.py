@@ -14,16 +14,29 @@ and is answered with one decision per request, in order, each bound to its propo
 
 from __future__ import annotations
 
+import math
+import unicodedata
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, model_validator
 from typing_extensions import NotRequired, TypedDict
 
-from ._core import ResumeError, terminal_text
+from ._core import (
+    Limits,
+    MemoryGraphError,
+    ResumeError,
+    guard_check,
+    guard_text,
+    operation_args,
+    terminal_text,
+)
 from ._state import ProposalJSON
 
 __all__ = [
+    "MAX_RESUME_BYTES",
+    "MAX_RESUME_DEPTH",
+    "MAX_RESUME_MESSAGE_BYTES",
     "ActionRequest",
     "Decision",
     "DecisionModel",
@@ -39,6 +52,17 @@ __all__ = [
 ]
 
 DecisionType = Literal["approve", "edit", "reject"]
+
+MAX_RESUME_DEPTH = 16
+"""Deepest nesting of a resume value (containers inside containers); edit args need 4."""
+MAX_RESUME_BYTES = 256 * 1024
+"""Total UTF-8 bytes of the strings (keys and values) of one resume value."""
+MAX_RESUME_ITEMS = 10_000
+"""Values (containers, strings, numbers) in one resume value."""
+MAX_RESUME_MESSAGE_BYTES = 4096
+"""A decision's ``message``, in UTF-8 bytes (the store's limit)."""
+_MAX_INT = 2**53
+_QUOTE = 80
 
 _EDITABLE = frozenset({"add", "replace", "set_preference", "patch_profile"})
 REVIEW_KIND = "memory_review"
@@ -122,11 +146,22 @@ class DecisionModel(BaseModel):
 
 
 class ReviewResponseModel(BaseModel):
-    """Pydantic twin of :class:`ReviewResponse` (shape only, not bound to a batch)."""
+    """Pydantic twin of :class:`ReviewResponse` (shape only, not bound to a batch).
+
+    The raw value is checked first (:func:`check_resume_value`: JSON types, depth, size,
+    text without NUL, surrogates or control characters), so nothing hostile reaches pydantic.
+    """
 
     model_config = ConfigDict(extra="forbid")
 
     decisions: list[DecisionModel]
+
+    @model_validator(mode="before")
+    @classmethod
+    def _raw(cls, value: Any) -> Any:
+        if not isinstance(value, BaseModel):
+            check_resume_value(value)
+        return value
 
 
 def _allowed(operation: str) -> list[DecisionType]:
@@ -180,13 +215,24 @@ def is_review_request(value: Any) -> bool:
 
 
 def validate_decisions(
-    response: ReviewResponseModel | Mapping[str, Any], request: ReviewRequest
+    response: ReviewResponseModel | Mapping[str, Any],
+    request: ReviewRequest,
+    *,
+    limits: Limits | None = None,
 ) -> list[Decision]:
-    """Check a resume value against the review it answers (pure).
+    """Check a resume value against the review it answers, completely (pure).
+
+    Everything the commit would refuse is refused here, before ``interrupt()`` returns, so a
+    refused resume leaves the whole review pending: the raw value's shape and size
+    (:func:`check_resume_value`), the decision types allowed per operation, proposal ids
+    bound to the batch in order, each ``message`` (text of at most
+    :data:`MAX_RESUME_MESSAGE_BYTES` bytes, no control characters but tab and newline), and
+    each edit's ``args`` (the store's validation and the sensitive-data guard).
 
     Args:
         response: the resume value (validated model or raw mapping).
         request: the pending review request.
+        limits: the store's limits for edited args (defaults when ``None``).
 
     Returns:
         The decisions as plain JSON, in request order.
@@ -194,16 +240,14 @@ def validate_decisions(
     Raises:
         ResumeError: the value is malformed, or its proposal ids are not exactly those of
             the request in order (a stale or foreign resume), or a decision type is not
-            allowed for its operation.
+            allowed for its operation, or a message or edit would be refused.
     """
     if not isinstance(response, ReviewResponseModel):
+        check_resume_value(response)
         try:
             response = ReviewResponseModel.model_validate(response)
         except ValueError as exc:  # pydantic.ValidationError subclasses ValueError
-            raise ResumeError(
-                "malformed resume: expected {'decisions': [{'type': 'approve'|'edit'|'reject', "
-                f"'proposal_id': ...}}, ...]}}: {exc}"
-            ) from exc
+            raise ResumeError(malformed_message(exc)) from exc
     expected = [r["proposal_id"] for r in request["action_requests"]]
     got = [d.proposal_id for d in response.decisions]
     if got != expected:
@@ -223,10 +267,147 @@ def validate_decisions(
                 f"decision {dec.type!r} is not allowed for {req['name']} proposal "
                 f"{dec.proposal_id}: allowed are {', '.join(allowed.get(req['name'], []))}"
             )
+        _check_decision(req, dec, limits or Limits())
     return [d.to_json() for d in response.decisions]
 
 
-def response_schema_for(request: ReviewRequest) -> type[ReviewResponseModel]:
+def _quote(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= _QUOTE else text[: _QUOTE - 1] + "…"
+
+
+def malformed_message(exc: Exception) -> str:
+    """The ``ResumeError`` text for a value of the wrong shape (input quoted, capped)."""
+    inner = None
+    for error in getattr(exc, "errors", lambda: [])():
+        ctx = error.get("ctx") or {}
+        if isinstance(ctx.get("error"), ResumeError):
+            return str(ctx["error"])
+        if inner is None:
+            where = ".".join(str(p) for p in error.get("loc", ()))
+            inner = f"{where or 'value'}: {error.get('msg', '')}"
+    detail = _quote(inner or str(exc))
+    return (
+        "malformed resume: expected {'decisions': [{'type': 'approve'|'edit'|'reject', "
+        f"'proposal_id': ...}}, ...]}} ({detail})"
+    )
+
+
+def _bad_text(where: str, value: str, *, allow_breaks: bool) -> str | None:
+    for ch in value:
+        if ch == "\x00":
+            return f"{where} contains a NUL character"
+        cat = unicodedata.category(ch)
+        if cat == "Cs":
+            return f"{where} is not valid Unicode text (lone surrogate)"
+        if cat == "Cc" and not (allow_breaks and ch in "\t\n"):
+            return f"{where} contains the control character U+{ord(ch):04X}"
+    return None
+
+
+def check_resume_value(value: Any) -> None:
+    """Refuse a raw resume value that is not small, plain JSON (pure, iterative).
+
+    Allowed: ``dict`` with ``str`` keys, ``list``/``tuple``, ``str``, ``bool``, ``None``,
+    ``int`` of magnitude below 2**53 and finite ``float``; at most :data:`MAX_RESUME_DEPTH`
+    levels, :data:`MAX_RESUME_ITEMS` values and :data:`MAX_RESUME_BYTES` bytes of text; no
+    NUL, lone surrogate or control character (tab and newline allowed) in any string.
+
+    Raises:
+        ResumeError: the first violation found; the message quotes no more than 80 chars.
+    """
+    if not isinstance(value, Mapping):
+        raise ResumeError(
+            "malformed resume: expected an object {'decisions': [...]}, "
+            f"got {type(value).__name__}"
+        )
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    items = size = 0
+    while stack:
+        item, depth = stack.pop()
+        items += 1
+        if items > MAX_RESUME_ITEMS:
+            raise ResumeError(f"resume value too large: more than {MAX_RESUME_ITEMS} values")
+        if isinstance(item, str):
+            strings = [item]
+        elif item is None or isinstance(item, bool):
+            continue
+        elif isinstance(item, int):
+            if abs(item) >= _MAX_INT:
+                raise ResumeError("resume value has an integer outside ±2**53")
+            continue
+        elif isinstance(item, float):
+            if not math.isfinite(item):
+                raise ResumeError("resume value has a non-finite number")
+            continue
+        elif isinstance(item, (Mapping, list, tuple)):
+            if depth > MAX_RESUME_DEPTH:
+                raise ResumeError(
+                    f"resume value nested deeper than {MAX_RESUME_DEPTH} levels: flatten it"
+                )
+            if isinstance(item, Mapping):
+                strings = []
+                for key, sub in item.items():
+                    if not isinstance(key, str):
+                        raise ResumeError(
+                            f"resume value has a non-string key of type {type(key).__name__}"
+                        )
+                    strings.append(key)
+                    stack.append((sub, depth + 1))
+            else:
+                stack.extend((sub, depth + 1) for sub in item)
+                continue
+        else:
+            raise ResumeError(
+                f"resume value holds a {type(item).__name__}: only plain JSON is accepted"
+            )
+        for text in strings:
+            problem = _bad_text("a resume string", text, allow_breaks=True)
+            if problem:
+                raise ResumeError(f"malformed resume: {problem}")
+            size += len(text.encode("utf-8"))
+            if size > MAX_RESUME_BYTES:
+                raise ResumeError(f"resume value too large: over {MAX_RESUME_BYTES} bytes of text")
+
+
+def _check_decision(req: ActionRequest, dec: DecisionModel, limits: Limits) -> None:
+    """Refuse what the commit would refuse: a bad message, or an edit the store rejects."""
+    pid = dec.proposal_id
+    if dec.message is not None:
+        problem = _bad_text(f"the message for {pid}", dec.message, allow_breaks=True)
+        if problem:
+            raise ResumeError(f"refused resume: {problem}; the review is still pending")
+        size = len(dec.message.encode("utf-8"))
+        if size > MAX_RESUME_MESSAGE_BYTES:
+            raise ResumeError(
+                f"refused resume: the message for {pid} is {size} bytes, more than "
+                f"{MAX_RESUME_MESSAGE_BYTES}; the review is still pending"
+            )
+    if dec.type != "edit" or dec.args is None:
+        return
+    operation = req["operation"]
+    try:
+        canonical = operation_args(operation, dict(dec.args), limits)
+    except MemoryGraphError as exc:
+        raise ResumeError(
+            f"refused edit of {pid}: {_quote(str(exc))}; the review is still pending"
+        ) from exc
+    if operation == "set_preference" and canonical.get("key") != req["args"].get("key"):
+        raise ResumeError(
+            f"refused edit of {pid}: an edit cannot change the preference key; propose a "
+            "new write instead"
+        )
+    verdict = guard_check(guard_text(operation, canonical))
+    if not verdict.allowed:
+        raise ResumeError(
+            f"refused edit of {pid}: blocked by the sensitive-data guard (category: "
+            f"{verdict.category}); the review is still pending"
+        )
+
+
+def response_schema_for(
+    request: ReviewRequest, *, limits: Limits | None = None
+) -> type[ReviewResponseModel]:
     """Return a response model bound to one review request.
 
     Passed to ``interrupt(..., response_schema=...)``: LangGraph validates the resume value
@@ -237,7 +418,7 @@ def response_schema_for(request: ReviewRequest) -> type[ReviewResponseModel]:
     class BoundReviewResponse(ReviewResponseModel):
         @model_validator(mode="after")
         def _bound(self) -> BoundReviewResponse:
-            validate_decisions(self, request)
+            validate_decisions(self, request, limits=limits)
             return self
 
     BoundReviewResponse.__name__ = "ReviewResponse"

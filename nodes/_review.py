@@ -126,7 +126,9 @@ def create_review_memories(store: AnyStore, *, policy: ApprovalPolicy | None = N
         if batch:
             request = build_review_request(batch)
             try:
-                response = interrupt(request, response_schema=response_schema_for(request))
+                response = interrupt(
+                    request, response_schema=response_schema_for(request, limits=store.limits)
+                )
             except pydantic.ValidationError as exc:
                 # Raised before LangGraph saves the resume value: the interrupt stays pending.
                 raise ResumeError(_resume_message(exc)) from exc

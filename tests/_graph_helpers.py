@@ -96,10 +96,12 @@ class Harness:
             return self.agent.get_state(config)
         return self.run(self.agent.aget_state(config))
 
-    def pending_review(self, thread_id: str) -> tuple[str, Any]:
+    def pending_review(self, thread_id: str, owner: Owner = ALICE) -> tuple[str, Any]:
         if self.loop is None:
-            return pending_review(self.agent, thread_id)
-        return self.run(apending_review(self.agent, thread_id))  # type: ignore[no-any-return]
+            return pending_review(self.agent, thread_id, owner=owner)
+        return self.run(  # type: ignore[no-any-return]
+            apending_review(self.agent, thread_id, owner=owner)
+        )
 
     def resume_review(self, **kwargs: Any) -> dict[str, Any]:
         if self.loop is None:

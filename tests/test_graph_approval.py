@@ -11,7 +11,7 @@ from _graph_helpers import ALICE, CTX, FLAVOURS, TURN_1, cfg, harness_on, turn
 from langgraph.errors import EmptyInputError
 from langgraph.types import Command
 
-from memory_graph import IdentityMissingError, Owner, ResumeError
+from memory_graph import IdentityMissingError, Owner, ResumeError, ThreadOwnerError
 from nodes import NoPendingReviewError, UnknownThreadError, decide_all
 
 
@@ -85,22 +85,27 @@ def test_edit_and_reject(pg_dsn: str, flavour: str) -> None:
 
 
 @FLAVOURS
-def test_refused_edit_is_reported_as_data(pg_dsn: str, flavour: str) -> None:
+def test_refused_edit_is_refused_before_commit_and_the_review_stays_pending(
+    pg_dsn: str, flavour: str
+) -> None:
+    # issue 8 §6: an edit the store would refuse is refused while validating the resume,
+    # before interrupt() returns, so nothing of the batch commits and it can be resumed again.
     with harness_on(pg_dsn, flavour) as h:
         h.invoke(turn(TURN_1), cfg("s1"), context=CTX)
-        _, request = h.pending_review("s1")
+        interrupt_id, request = h.pending_review("s1")
         profile_id, pref_id = (r["proposal_id"] for r in request["action_requests"])
-        state = h.resume_review(
-            owner=ALICE,
-            thread_id="s1",
-            decisions=[
-                {"type": "edit", "proposal_id": profile_id, "args": {"patch": {"nope": "x"}}},
-                {"type": "approve", "proposal_id": pref_id},
-            ],
-        )
-        assert [r["status"] for r in state["commit_results"]] == ["invalid", "approved"]
-        assert "nope" in state["commit_results"][0]["message"]
-        assert h.store.get_profile(ALICE).fields == {}
+        bad = [
+            {"type": "edit", "proposal_id": profile_id, "args": {"patch": {"nope": "x"}}},
+            {"type": "approve", "proposal_id": pref_id},
+        ]
+        with pytest.raises(ResumeError, match="refused edit"):
+            h.resume_review(owner=ALICE, thread_id="s1", decisions=bad)
+        with pytest.raises(ResumeError, match="refused edit"):
+            h.invoke(Command(resume={interrupt_id: {"decisions": bad}}), cfg("s1"), context=CTX)
+        assert h.store.get_preferences(ALICE) == []
+        assert h.pending_review("s1") == (interrupt_id, request)
+        state = h.resume_review(owner=ALICE, thread_id="s1", decisions=decide_all(request))
+        assert [r["status"] for r in state["commit_results"]] == ["approved", "approved"]
 
 
 @FLAVOURS
@@ -131,9 +136,9 @@ def test_stale_foreign_and_malformed_resumes_commit_nothing(pg_dsn: str, flavour
         with pytest.raises(ResumeError):
             h.invoke(Command(resume={new_id: {"nope": 1}}), cfg("s1"), context=CTX)
         # Foreign: another user resumes alice's thread.
-        with pytest.raises(ResumeError, match="foreign"):
+        with pytest.raises(ThreadOwnerError):
             h.resume_review(owner=Owner("mallory"), thread_id="s1", decisions=decide_all(request))
-        with pytest.raises(ResumeError, match="foreign"):
+        with pytest.raises(ThreadOwnerError):
             h.invoke(
                 Command(resume={new_id: {"decisions": decide_all(request)}}),
                 cfg("s1"),

@@ -23,7 +23,7 @@ RESUME = textwrap.dedent(
     from nodes import decide_all, owner_context, pending_review, resume_review
 
     with agent_on({dsn!r}) as (agent, store):
-        interrupt_id, request = pending_review(agent, "s1")
+        interrupt_id, request = pending_review(agent, "s1", owner=ALICE)
         if {wait!r}:
             # Both processes hold the same pending interrupt; resume it at the same moment,
             # straight through the graph (a pre-check cannot be atomic with the resume).
@@ -50,7 +50,7 @@ def _script(dsn: str, *, wait: bool) -> list[str]:
 def test_interrupt_here_resume_in_another_process(pg_dsn: str) -> None:
     with agent_on(pg_dsn) as (agent, store):
         agent.invoke(turn(TURN_1), cfg("s1"), context=CTX)
-        pending_review(agent, "s1")
+        pending_review(agent, "s1", owner=ALICE)
     done = subprocess.run(
         _script(pg_dsn, wait=False), capture_output=True, text=True, timeout=120, check=True
     )
@@ -65,7 +65,7 @@ def test_interrupt_here_resume_in_another_process(pg_dsn: str) -> None:
 def test_concurrent_resumes_commit_exactly_once(pg_dsn: str) -> None:
     with agent_on(pg_dsn) as (agent, store):
         agent.invoke(turn(TURN_1), cfg("s1"), context=CTX)
-        _, request = pending_review(agent, "s1")
+        _, request = pending_review(agent, "s1", owner=ALICE)
     procs = [
         subprocess.Popen(
             _script(pg_dsn, wait=True),
