@@ -56,7 +56,7 @@ from ._evidence import (
     evidence_manifest,
 )
 from ._nodes import create_extract_memories, create_load_user_context, create_recall
-from ._owner import check_thread_owner
+from ._owner import acheck_run, check_run, check_thread_owner
 from ._prompt import DEFAULT_INSTRUCTIONS, build_system_prompt
 from ._review import create_review_memories
 from ._state import MemoryState
@@ -234,6 +234,29 @@ def build_memory_graph(
     return builder
 
 
+class MemoryAgentGraph(CompiledStateGraph[MemoryState, MemoryContext, MemoryState, MemoryState]):
+    """The compiled memory agent: checks the thread's owner before a run writes anything.
+
+    ``invoke``/``stream`` (and their async twins, which run through them) check the owner of
+    ``config["configurable"]["thread_id"]`` before LangGraph saves the run's input into the
+    thread: another principal gets ``ThreadOwnerError`` and the thread is unchanged.
+    """
+
+    def stream(self, input: Any, config: Any = None, **kwargs: Any) -> Iterator[Any]:  # type: ignore[override]  # noqa: A002
+        check_run(self, config, kwargs.get("context"))
+        return super().stream(input, config, **kwargs)
+
+    async def astream(  # type: ignore[override]
+        self,
+        input: Any,  # noqa: A002
+        config: Any = None,
+        **kwargs: Any,
+    ) -> AsyncIterator[Any]:
+        await acheck_run(self, config, kwargs.get("context"))
+        async for chunk in super().astream(input, config, **kwargs):
+            yield chunk
+
+
 def create_memory_agent(
     model: BaseChatModel,
     store: AnyStore,
@@ -292,6 +315,7 @@ def create_memory_agent(
         message_window=message_window,
     )
     graph = builder.compile(checkpointer=checkpointer, name=name)
+    graph.__class__ = MemoryAgentGraph  # same fields; adds the owner check before a run
     return graph.with_config(AGENT_CONFIG)  # type: ignore[arg-type]
 
 

@@ -14,10 +14,18 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ._context import resolve_owner
 from ._core import AnyStore, Owner, ValidationError
-from ._drive import Call, Op
+from ._drive import Call, Op, drive_async, drive_sync, is_async_store
 
-__all__ = ["STORE_ATTR", "check_thread_owner", "config_thread_id", "store_of"]
+__all__ = [
+    "STORE_ATTR",
+    "acheck_run",
+    "check_run",
+    "check_thread_owner",
+    "config_thread_id",
+    "store_of",
+]
 
 STORE_ATTR = "__memory_graph_store__"
 """Attribute a node function carries so the helpers can find the graph's store."""
@@ -62,3 +70,45 @@ def store_of(graph: Any) -> AnyStore | None:
             if store is not None:
                 return store  # type: ignore[no-any-return]
     return None
+
+
+def _run_config(graph: Any, config: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The run's ``configurable``: the graph's bound config overlaid by the call's."""
+    bound = (getattr(graph, "config", None) or {}).get("configurable") or {}
+    given = (config or {}).get("configurable") or {}
+    return {"configurable": {**bound, **given}}
+
+
+def _run_check(graph: Any, config: Mapping[str, Any] | None, context: Any) -> Op[None]:
+    merged = _run_config(graph, config)
+    if config_thread_id(merged) is None:
+        return
+    owner = resolve_owner(context, merged)
+    yield from check_thread_owner(owner, merged)
+
+
+def check_run(graph: Any, config: Mapping[str, Any] | None, context: Any) -> None:
+    """Check the thread's owner before a run of ``graph`` starts (sync ``invoke``/``stream``).
+
+    LangGraph writes a run's input into the thread's checkpoint before the first node runs,
+    so the compiled agent checks here too: another principal's input never lands in the
+    thread. The nodes check again, so a graph compiled elsewhere is still protected.
+    """
+    store = store_of(graph)
+    if store is None:
+        return
+    if is_async_store(store):
+        return  # an async store: the sync entry points cannot use it; the nodes still check
+    drive_sync(store, _run_check(graph, config, context))
+
+
+async def acheck_run(graph: Any, config: Mapping[str, Any] | None, context: Any) -> None:
+    """Async twin of :func:`check_run`."""
+    store = store_of(graph)
+    if store is None:
+        return
+    op = _run_check(graph, config, context)
+    if is_async_store(store):
+        await drive_async(store, op)
+    else:
+        drive_sync(store, op)
