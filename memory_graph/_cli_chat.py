@@ -217,7 +217,7 @@ def run_chat(
                 # acts again (a message or /retry), never in a loop.
                 graph = ensure() if agent is not None or last_text is None else None
                 if graph is not None and waiting:
-                    _iid, request = pending_review(graph, thread)
+                    _iid, request = pending_review(graph, thread, owner=owner)
                     console.print(
                         render.proposals_table(request["action_requests"], title="Review")
                     )

@@ -183,7 +183,7 @@ def _resume_thread(
         # The model never runs on resume (review -> END); any chat model builds the graph.
         graph = create_memory_agent(OfflineChatModel(), store, checkpointer=saver)
         try:
-            _iid, request = pending_review(graph, thread_id)
+            _iid, request = pending_review(graph, thread_id, owner=owner)
         except (UnknownThreadError, NoPendingReviewError):
             return None
         ids = [r["proposal_id"] for r in request["action_requests"]]
