@@ -33,10 +33,11 @@ from memory_graph import (
 from memory_graph.guard import check as guard_check
 from memory_graph.projections import escape
 from memory_graph.safetext import prompt_value, terminal_text
-from memory_graph.validate import guard_text, operation_args
+from memory_graph.validate import EVENT_ID_PATTERN, guard_text, operation_args
 
 __all__ = [
     "DEFAULT_PROFILE_FIELDS",
+    "EVENT_ID_PATTERN",
     "AnyStore",
     "AsyncMemoryStore",
     "CommitResult",

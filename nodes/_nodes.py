@@ -227,6 +227,7 @@ def create_extract_memories(store: AnyStore, *, extractor: Any = None) -> Node:
             "proposed": 0,
             "unchanged": 0,
             "dropped": 0,
+            "unsupported": 0,
         }
         created: list[Proposal] = []
         if humans:
@@ -242,7 +243,12 @@ def create_extract_memories(store: AnyStore, *, extractor: Any = None) -> Node:
             if uncategorised > 0:
                 categories["other"] += uncategorised
             report["candidates"] = len(candidates)
-            report["dropped"] = extracted.dropped_ungrounded_count + extracted.dropped_invalid_count
+            report["unsupported"] = extracted.dropped_unsupported_count
+            report["dropped"] = (
+                extracted.dropped_ungrounded_count
+                + extracted.dropped_invalid_count
+                + extracted.dropped_unsupported_count
+            )
             if candidates:
                 preferences = yield Call("get_preferences", (owner,))
                 profile = yield Call("get_profile", (owner,))

@@ -75,7 +75,11 @@ class ActionRequest(TypedDict):
     """The operation, used as the action name (``add``, ``set_preference`` ...)."""
     args: dict[str, Any]
     description: str
-    """The human-readable diff, on one line through the rendering rule (``terminal_text``)."""
+    """The human-readable diff on one line (``terminal_text``), then the user's quote that
+    supports it, or a note that none does."""
+    quote: str | None
+    """The user's words the proposal rests on (``None`` for a model's tool call): shown
+    beside the content so the reviewer can check that the quote says it."""
     proposal_id: str
     operation: str
     diff: str
@@ -182,11 +186,15 @@ def build_review_request(proposals: Sequence[ProposalJSON]) -> ReviewRequest:
     requests: list[ActionRequest] = []
     configs: dict[str, ReviewConfig] = {}
     for p in proposals:
+        quote = p["evidence"].get("quote")
+        quote = quote if isinstance(quote, str) and quote else None
+        said = f'the user said: "{quote}"' if quote else "no quote: proposed by the model"
         requests.append(
             {
                 "name": p["operation"],
                 "args": dict(p["args"]),
-                "description": terminal_text(p["diff"]),
+                "description": terminal_text(f"{p['diff']} ({said})"),
+                "quote": quote,
                 "proposal_id": p["id"],
                 "operation": p["operation"],
                 "diff": terminal_text(p["diff"]),

@@ -84,6 +84,9 @@ class ExtractionReportJSON(TypedDict, total=False):
     proposed: int
     unchanged: int
     dropped: int
+    """Candidates dropped: ungrounded, invalid, unsupported by their quote, or a key conflict."""
+    unsupported: int
+    """Of ``dropped``: grounded candidates whose quote does not support their content."""
 
 
 class MemoryState(MessagesState, total=False):

@@ -1,15 +1,19 @@
 """The model-facing memory tools (DESIGN §7).
 
 The model supplies only content: queries, memory text, preference keys and values, profile
-fields. The owner comes from ``ToolRuntime`` (runtime context or ``configurable``); trust,
-scope, TTL and ``source_event_id`` (the tool call id) are set here, never by the model.
+fields, and at most a preference's ``expires_at`` (a ``date-time``, clamped here to
+``Limits.max_lifetime`` from now). The owner comes from ``ToolRuntime`` (runtime context or
+``configurable``); trust, scope and provenance are set here, never by the model:
+``source_event_id`` is the id the harness gave the turn's newest human message, and the
+model's tool-call id is kept apart as ``tool_call_id`` (it can never pose as a message id).
 Every write only creates a proposal, which the review node puts to the user. Tool output is
 framed as untrusted data and escaped like recall.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime, timedelta, timezone
 from typing import Annotated, Any, Literal
 
 from langchain_core.tools import BaseTool, InjectedToolArg, StructuredTool
@@ -19,11 +23,14 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 from ._context import resolve_owner
 from ._core import (
     DEFAULT_PROFILE_FIELDS,
+    EVENT_ID_PATTERN,
+    Limits,
     AnyStore,
     MemoryGraphError,
     Owner,
     Proposal,
     SearchHit,
+    ValidationError,
     prompt_value,
 )
 from ._drive import Call, Op, drive_async, drive_sync, is_async_store
@@ -85,8 +92,10 @@ class PreferenceArgs(_Args):
 
     key: str = Field(description="Preference key, e.g. reply_language.", max_length=128)
     value: str = Field(description="The preferred value, in the user's words.")
-    expires_at: str | None = Field(
-        default=None, description="Optional ISO-8601 time when the preference lapses."
+    expires_at: datetime | None = Field(
+        default=None,
+        description="Optional time (ISO-8601 with a UTC offset) when the preference lapses, "
+        "only if the user gave an end date; at most a year ahead.",
     )
 
 
@@ -126,11 +135,59 @@ def _proposed(proposal: Proposal) -> str:
     )
 
 
+DEFAULT_MAX_LIFETIME = Limits().max_lifetime
+"""The lifetime cap when the store has no ``limits`` (``Limits.max_lifetime``)."""
+
+
+def _latest_human_id(state: Any) -> str | None:
+    """The harness-assigned id of the newest human message in the graph state."""
+    messages = state.get("messages") if isinstance(state, Mapping) else None
+    for message in reversed(list(messages or [])):
+        if getattr(message, "type", None) == "human":
+            mid = getattr(message, "id", None)
+            return mid if isinstance(mid, str) and EVENT_ID_PATTERN.match(mid) else None
+    return None
+
+
 def _evidence(runtime: ToolRuntime) -> tuple[dict[str, Any], str | None]:
+    """Provenance from the harness: the turn's human message id, never the model's ids."""
     thread = (runtime.config or {}).get("configurable", {}).get("thread_id")
     thread_id = None if thread is None else str(thread)
-    evidence: dict[str, Any] = {"source_event_id": runtime.tool_call_id, "thread_id": thread_id}
+    evidence: dict[str, Any] = {
+        "source_event_id": _latest_human_id(runtime.state),
+        "thread_id": thread_id,
+    }
+    call_id = runtime.tool_call_id
+    if isinstance(call_id, str) and EVENT_ID_PATTERN.match(call_id):
+        # A distinct field, never read as a message id; an id that is not a valid event id
+        # (a model can send anything) is left out rather than failing the tool.
+        evidence["tool_call_id"] = call_id
     return {k: v for k, v in evidence.items() if v is not None}, thread_id
+
+
+def clamp_expiry(value: Any, *, now: datetime, max_lifetime: timedelta) -> str | None:
+    """A model-supplied ``expires_at``, checked and clamped to ``now + max_lifetime``.
+
+    Raises:
+        ValidationError: not a tz-aware ``datetime`` (or ISO-8601 string with an offset).
+
+    >>> from datetime import datetime, timedelta, timezone
+    >>> now = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    >>> clamp_expiry("9999-12-31T00:00:00Z", now=now, max_lifetime=timedelta(days=366))
+    '2027-01-02T00:00:00Z'
+    """
+    if value is None:
+        return None
+    if isinstance(value, str):
+        try:
+            value = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError as exc:
+            raise ValidationError("expires_at must be an ISO-8601 date-time") from exc
+    if not isinstance(value, datetime) or value.tzinfo is None:
+        raise ValidationError("expires_at needs a UTC offset, e.g. 2026-05-01T00:00:00Z")
+    limit = now + max_lifetime
+    value = min(value.astimezone(timezone.utc), limit.astimezone(timezone.utc))
+    return value.isoformat().replace("+00:00", "Z")
 
 
 def _propose(
@@ -186,10 +243,13 @@ def _manage_body(owner: Owner, runtime: ToolRuntime, **a: Any) -> Op[str]:
     )
 
 
-def _preference_body(owner: Owner, runtime: ToolRuntime, **a: Any) -> Op[str]:
+def _preference_body(
+    owner: Owner, runtime: ToolRuntime, *, now: datetime, max_lifetime: timedelta, **a: Any
+) -> Op[str]:
     args = {"key": a["key"], "value": a["value"]}
-    if a.get("expires_at"):
-        args["expires_at"] = a["expires_at"]
+    expires = clamp_expiry(a.get("expires_at"), now=now, max_lifetime=max_lifetime)
+    if expires is not None:
+        args["expires_at"] = expires
     return (yield from _propose(owner, runtime, "set_preference", args, level="user"))
 
 
@@ -259,9 +319,15 @@ def create_memory_tools(store: AnyStore) -> list[BaseTool]:
         ``memory_search``, ``memory_search_confirmed``, ``memory_manage``,
         ``save_user_preference`` and ``update_user_profile``, for a ``ToolNode``.
     """
-    fields = tuple(getattr(getattr(store, "limits", None), "profile_fields", ()) or ())
+    limits = getattr(store, "limits", None)
+    fields = tuple(getattr(limits, "profile_fields", ()) or ())
     if not fields:
         fields = DEFAULT_PROFILE_FIELDS
+    max_lifetime = getattr(limits, "max_lifetime", None) or DEFAULT_MAX_LIFETIME
+    clock = getattr(store, "_clock", None) or (lambda: datetime.now(timezone.utc))
+
+    def preference_body(owner: Owner, runtime: ToolRuntime, **a: Any) -> Op[str]:
+        return _preference_body(owner, runtime, now=clock(), max_lifetime=max_lifetime, **a)
     return [
         _make_tool(
             store,
@@ -289,7 +355,7 @@ def create_memory_tools(store: AnyStore) -> list[BaseTool]:
             "save_user_preference",
             "Propose saving a preference the user stated explicitly. The user approves it.",
             PreferenceArgs,
-            _preference_body,
+            preference_body,
         ),
         _make_tool(
             store,

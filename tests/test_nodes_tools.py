@@ -89,7 +89,10 @@ def test_tools_only_propose_and_frame_their_output(pg_dsn: str, flavour: str) ->
         patch = next(r for r in request["action_requests"] if r["operation"] == "patch_profile")
         assert patch["args"] == {"patch": {"timezone": "Europe/Paris"}}
         pref = next(r for r in request["action_requests"] if r["operation"] == "set_preference")
-        assert pref["evidence"]["source_event_id"].startswith("call_")  # the harness's id
+        # Provenance is the harness's id of the turn's human message, never the tool call's.
+        human_id = next(m.id for m in out["messages"] if m.type == "human")
+        assert pref["evidence"]["source_event_id"] == human_id
+        assert not pref["evidence"]["source_event_id"].startswith("call_")
         state = h.resume_review(owner=ALICE, thread_id="t1", decisions=decide_all(request))
         assert [r["status"] for r in state["commit_results"]] == ["approved", "approved"]
         assert h.store.get_profile(ALICE).fields == {"timezone": "Europe/Paris"}

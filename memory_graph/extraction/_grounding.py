@@ -1,9 +1,11 @@
-"""Grounding: a candidate must quote a human message of the window, verbatim.
+"""Grounding: a candidate must quote a human message of the window, verbatim, and its
+content must be supported by that quote.
 
 Quotes and message texts are compared after NFKC normalisation and whitespace folding.
 A candidate that cites an assistant, tool or system message is dropped. A keyed value must
 itself be words of the quoted human message, and a fact's content must not borrow words
-that only the assistant (or a tool) said.
+that only the assistant (or a tool) said. :func:`supported` then binds the content (or
+value) to the quote with the support rule of :mod:`._support`.
 """
 
 from __future__ import annotations
@@ -16,8 +18,9 @@ from langchain_core.messages import BaseMessage, HumanMessage
 
 from ._patterns import message_text
 from ._schema import CandidateModel
+from ._support import clause_of, supports
 
-__all__ = ["fold", "ground"]
+__all__ = ["fold", "ground", "supported"]
 
 _WORDS = re.compile(r"[^\W\d_]{3,}")
 _CJK_RUN = re.compile(r"[\u4e00-\u9fff]{2,}")
@@ -83,3 +86,18 @@ def ground(messages: Sequence[BaseMessage], candidate: CandidateModel) -> int | 
     if candidate.content and _borrowed(fold(candidate.content), human, others):
         return None
     return index
+
+
+def supported(candidate: CandidateModel) -> bool:
+    """Whether the candidate's content (or keyed value) is carried by its own quote.
+
+    A statement (``set``) keeps the quote's polarity; a retraction's quote negates what it
+    names, so only its terms are checked. A retraction that names nothing has nothing to
+    support.
+    """
+    keyed = candidate.key is not None
+    text = candidate.value if keyed else candidate.content
+    if text is None or not text.strip():
+        return candidate.action == "retract"
+    scope = clause_of(fold(candidate.quote), fold(text)) if keyed else None
+    return supports(candidate.quote, text, statement=candidate.action == "set", polarity_of=scope)

@@ -38,7 +38,10 @@ Rules:
 4. Never extract sensitive data: health, finances (income, debts, card or account numbers),
    government ids, home addresses, religion or politics, or other people's personal data.
 5. `quote` must be the user's exact words copied verbatim from one human message, and
-   `message_index` the [index] of that message.
+   `message_index` the [index] of that message. The quote must itself state the memory:
+   every word of `content` (or `value`) that carries meaning must appear in the quote (you
+   may add only "User"/"用户" and small words such as "is", "the", "的"). A bare "ok",
+   "yes" or "好的" states nothing. Never paraphrase or summarise beyond the quote.
 6. Profile statements use kind "fact" with key "profile.<field>" where field is one of:
    {fields}. Examples: "call me Sam" -> key "profile.call_them", value "Sam"; "reply in
    Chinese" -> key "profile.language". Other preferences use short dotted ascii keys such as

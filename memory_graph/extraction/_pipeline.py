@@ -14,10 +14,10 @@ import pydantic
 from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.runnables import Runnable
 
-from .._time import Clock, ensure_aware, parse_utc, system_clock
+from .._time import Clock, ensure_aware, system_clock
 from ..errors import ValidationError
 from ..guard import GuardVerdict, check
-from ._grounding import ground
+from ._grounding import ground, supported
 from ._patterns import create_pattern_extractor
 from ._schema import Candidate, CandidateModel
 
@@ -39,6 +39,8 @@ class ExtractionReport:
     """Model outputs that did not validate against the candidate schema."""
     blocked_categories: Mapping[str, int] = field(default_factory=dict)
     """Blocked counts per guard category (counts only, no content)."""
+    dropped_unsupported_count: int = 0
+    """Grounded candidates whose content (or value) their quote does not support."""
 
     @property
     def blocked(self) -> tuple[dict[str, str], ...]:
@@ -56,6 +58,7 @@ class ExtractionReport:
             "blocked_count": self.blocked_count,
             "dropped_ungrounded_count": self.dropped_ungrounded_count,
             "dropped_invalid_count": self.dropped_invalid_count,
+            "dropped_unsupported_count": self.dropped_unsupported_count,
             "blocked_categories": dict(sorted(self.blocked_categories.items())),
         }
 
@@ -109,7 +112,7 @@ def finish_extraction(
     observed_at = ensure_aware(clock(), "observed_at")
     kept: list[Candidate] = []
     seen: set[tuple[Any, ...]] = set()
-    blocked = ungrounded = invalid = 0
+    blocked = ungrounded = invalid = unsupported = 0
     categories: dict[str, int] = {}
     for item in raw if isinstance(raw, Sequence) else []:
         model = _validate(item)
@@ -119,6 +122,9 @@ def finish_extraction(
         index = ground(window, model)
         if index is None:
             ungrounded += 1
+            continue
+        if not supported(model):
+            unsupported += 1
             continue
         text = " ".join(p for p in (model.quote, model.value, model.content) if p)
         verdict = guard(text)
@@ -143,11 +149,20 @@ def finish_extraction(
                 source_event_id=window[index].id,
                 thread_id=thread_id,
                 observed_at=observed_at,
-                expires_at=parse_utc(model.expires_at) if model.expires_at else None,
-                confidence=model.confidence,
+                # A model's lifetime and confidence are ignored (issue 8 §4): lifetimes
+                # come from policy and confidence from evidence, in the store.
+                expires_at=None,
+                confidence=None,
             )
         )
-    return ExtractionReport(tuple(kept), blocked, ungrounded, invalid, categories)
+    return ExtractionReport(
+        tuple(kept),
+        blocked,
+        ungrounded,
+        invalid,
+        categories,
+        dropped_unsupported_count=unsupported,
+    )
 
 
 def _has_human(window: Sequence[BaseMessage]) -> bool:
