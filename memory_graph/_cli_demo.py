@@ -173,7 +173,7 @@ def _approve(
     if not state.get("__interrupt__"):
         console.print("Nothing to approve: all of it is already stored for this user.")
         return 0
-    interrupt_id, request = pending_review(agent, thread)
+    interrupt_id, request = pending_review(agent, thread, owner=owner)
     console.print(
         Text(
             f"Approval interrupt {interrupt_id}: the graph paused in review_memories; "

@@ -187,7 +187,8 @@ def clamp_expiry(value: Any, *, now: datetime, max_lifetime: timedelta) -> str |
         raise ValidationError("expires_at needs a UTC offset, e.g. 2026-05-01T00:00:00Z")
     limit = now + max_lifetime
     value = min(value.astimezone(timezone.utc), limit.astimezone(timezone.utc))
-    return value.isoformat().replace("+00:00", "Z")
+    text: str = value.isoformat().replace("+00:00", "Z")
+    return text
 
 
 def _propose(

@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from typing import Any
 
 import snowballstemmer
 
@@ -92,7 +93,7 @@ _CLAUSE_MARKS = tuple(",;.!?，；。！？、\n")
 
 
 @lru_cache(maxsize=1)
-def _stemmer() -> snowballstemmer.Stemmer:  # type: ignore[name-defined]
+def _stemmer() -> Any:
     return snowballstemmer.stemmer("english")
 
 
