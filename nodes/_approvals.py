@@ -31,7 +31,7 @@ from ._core import (
     ValidationError,
 )
 from ._drive import Op, drive_async, drive_sync, is_async_store
-from ._owner import check_thread_owner, config_thread_id, store_of
+from ._owner import check_thread_owner, store_of
 from ._payloads import Decision, DecisionType, ReviewRequest, is_review_request, validate_decisions
 from ._state import ProposalJSON, proposal_to_json
 
@@ -94,9 +94,10 @@ def _thread_check(graph: Any, store: AnyStore | None, owner: Owner, thread_id: s
     """The owner check of the helpers: the graph's own store, the same rule as the nodes."""
     if not isinstance(owner, Owner):
         raise ValidationError(f"owner must be an Owner, got {type(owner).__name__}")
-    config = _config(thread_id)
-    config_thread_id(config)  # a str id (LangGraph takes nothing else), checked before use
-    yield from check_thread_owner(owner, config)
+    if not isinstance(thread_id, str):
+        raise ValidationError(f"thread_id must be a string, got {type(thread_id).__name__}")
+    # Read-only: a helper never claims a thread (the nodes do, on the first turn).
+    yield from check_thread_owner(owner, _config(thread_id), claim=False)
 
 
 def _store_for(graph: Any, store: AnyStore | None) -> AnyStore:

@@ -45,11 +45,15 @@ def config_thread_id(config: Mapping[str, Any] | None) -> str | None:
     return str(value)
 
 
-def check_thread_owner(owner: Owner, config: Mapping[str, Any] | None) -> Op[None]:
+def check_thread_owner(
+    owner: Owner, config: Mapping[str, Any] | None, *, claim: bool = True
+) -> Op[None]:
     """Claim the run's thread for ``owner``, or check that ``owner`` already owns it.
 
     Yield it first (``yield from check_thread_owner(owner, config)``) in any node that may
     be the first to run. Without a ``thread_id`` (no checkpointer) there is nothing to own.
+    With ``claim=False`` (the review helpers, which only read) an unclaimed thread is not
+    recorded.
 
     Raises:
         ThreadOwnerError: another principal (user, workspace or agent) started the thread.
@@ -57,7 +61,7 @@ def check_thread_owner(owner: Owner, config: Mapping[str, Any] | None) -> Op[Non
     """
     thread_id = config_thread_id(config)
     if thread_id is not None:
-        yield Call("claim_thread", (owner, thread_id))
+        yield Call("claim_thread" if claim else "check_thread", (owner, thread_id))
 
 
 def store_of(graph: Any) -> AnyStore | None:

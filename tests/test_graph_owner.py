@@ -8,14 +8,17 @@ never called, nothing is proposed, and none of Alice's messages comes back. Sync
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any, ClassVar
 
 import pytest
 from _graph_helpers import FLAVOURS, Harness, cfg, harness_on, turn
+from hypothesis import HealthCheck, assume, event, given, settings
+from hypothesis import strategies as st
 from langchain_core.messages import BaseMessage
 from langgraph.types import Command
 
-from memory_graph import Owner, ThreadOwnerError
+from memory_graph import MemoryGraphError, Owner, ThreadOwnerError
 from nodes import OfflineChatModel, decide_all, owner_context
 
 ALICE = Owner("alice", workspace="w1", agent="a1")
@@ -173,3 +176,68 @@ def test_nodes_check_the_owner_in_a_graph_compiled_elsewhere(
         assert model.calls == []
         assert len(h.store.list_pending(ALICE)) == pending
         assert h.store.list_pending(other) == [] or other.scope_id == ALICE.scope_id
+
+
+HOSTILE_IDS = st.one_of(
+    st.text(max_size=30),
+    st.sampled_from(["t-alice", "a\x00b", "\ud800", "x" * 600, " ", "", "t-alice\n"]),
+    st.integers(),
+    st.none(),
+    st.binary(max_size=4),
+    st.lists(st.text(max_size=3), max_size=2),
+)
+HOSTILE_OWNERS = st.one_of(
+    st.sampled_from([ALICE, Owner("bob"), Owner("alice", workspace="w2")]),
+    st.sampled_from(["alice", None, {"user_id": "alice"}, 7]),
+)
+
+
+@pytest.fixture(params=["sync", "async"])
+def started(request: pytest.FixtureRequest, pg_dsn: str) -> Iterator[Harness]:
+    with harness_on(pg_dsn, request.param, RecordingModel()) as h:
+        _start(h)
+        yield h
+
+
+@settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(thread=HOSTILE_IDS, owner=HOSTILE_OWNERS, how=st.sampled_from(["read", "resume"]))
+def test_review_helpers_refuse_hostile_ids_and_owners_without_side_effects(
+    started: Harness, thread: Any, owner: Any, how: str
+) -> None:
+    h = started
+    before = (
+        h.get_state(cfg("t-alice")).values,
+        h.store.list_threads(ALICE),
+        h.store.list_threads(Owner("bob")),
+        len(h.store.list_pending(ALICE)),
+        len(h.store.audit_log(ALICE)),
+    )
+    mine = thread == "t-alice" and owner == ALICE
+    assume(not (mine and how == "resume"))  # the owner's own resume is a real decision
+    try:
+        if how == "read":
+            h.pending_review(thread, owner)
+        else:
+            _, request = h.pending_review("t-alice", ALICE)
+            decisions = [
+                {"type": "reject", "proposal_id": r["proposal_id"]}
+                for r in request["action_requests"]
+            ]
+            h.resume_review(owner=owner, thread_id=thread, decisions=decisions)
+    except MemoryGraphError as exc:
+        assert not mine
+        event(type(exc).__name__)
+    else:
+        assert mine
+    after = (
+        h.get_state(cfg("t-alice")).values,
+        h.store.list_threads(ALICE),
+        h.store.list_threads(Owner("bob")),
+        len(h.store.list_pending(ALICE)),
+        len(h.store.audit_log(ALICE)),
+    )
+    assert after == before
