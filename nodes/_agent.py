@@ -56,7 +56,7 @@ from ._evidence import (
     evidence_manifest,
 )
 from ._nodes import create_extract_memories, create_load_user_context, create_recall
-from ._owner import acheck_run, check_run, check_thread_owner
+from ._owner import acheck_run, check_run, check_thread_owner, with_proof
 from ._prompt import DEFAULT_INSTRUCTIONS, build_system_prompt
 from ._review import create_review_memories
 from ._state import MemoryState
@@ -243,8 +243,8 @@ class MemoryAgentGraph(CompiledStateGraph[MemoryState, MemoryContext, MemoryStat
     """
 
     def stream(self, input: Any, config: Any = None, **kwargs: Any) -> Iterator[Any]:  # type: ignore[override]  # noqa: A002
-        check_run(self, config, kwargs.get("context"))
-        return super().stream(input, config, **kwargs)
+        proof = check_run(self, config, kwargs.get("context"))
+        return super().stream(input, with_proof(config, proof), **kwargs)
 
     async def astream(  # type: ignore[override]
         self,
@@ -252,8 +252,8 @@ class MemoryAgentGraph(CompiledStateGraph[MemoryState, MemoryContext, MemoryStat
         config: Any = None,
         **kwargs: Any,
     ) -> AsyncIterator[Any]:
-        await acheck_run(self, config, kwargs.get("context"))
-        async for chunk in super().astream(input, config, **kwargs):
+        proof = await acheck_run(self, config, kwargs.get("context"))
+        async for chunk in super().astream(input, with_proof(config, proof), **kwargs):
             yield chunk
 
 

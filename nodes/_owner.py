@@ -11,6 +11,9 @@ thread index, and a later run of that ``thread_id`` by another principal raises
 
 from __future__ import annotations
 
+import hashlib
+import hmac
+import secrets
 from collections.abc import Mapping
 from typing import Any
 
@@ -19,16 +22,35 @@ from ._core import AnyStore, Owner, ValidationError
 from ._drive import Call, Op, drive_async, drive_sync, is_async_store
 
 __all__ = [
+    "CHECKED_KEY",
     "STORE_ATTR",
     "acheck_run",
     "check_run",
     "check_thread_owner",
     "config_thread_id",
     "store_of",
+    "with_proof",
 ]
 
 STORE_ATTR = "__memory_graph_store__"
 """Attribute a node function carries so the helpers can find the graph's store."""
+
+CHECKED_KEY = "__memory_graph_thread_checked"
+"""Private configurable key: the compiled agent's proof that it checked this run's owner.
+
+Its value is an HMAC of (owner, thread) under a key that lives only in this process, so it
+cannot be forged or replayed for another owner or thread, and LangGraph never saves
+``__``-prefixed configurable keys. With it the nodes skip their own query; without it (a
+graph compiled elsewhere, another process) they check the store."""
+
+_KEY = secrets.token_bytes(32)
+
+
+def _proof(owner: Owner, thread_id: str) -> str:
+    parts = (owner.scope_id, str(owner.workspace_key), str(owner.agent_key), thread_id)
+    return hmac.new(
+        _KEY, "\x1f".join(parts).encode("utf-8", "surrogatepass"), hashlib.sha256
+    ).hexdigest()
 
 
 def config_thread_id(config: Mapping[str, Any] | None) -> str | None:
@@ -60,8 +82,12 @@ def check_thread_owner(
         ValidationError: the thread id is not a valid id.
     """
     thread_id = config_thread_id(config)
-    if thread_id is not None:
-        yield Call("claim_thread" if claim else "check_thread", (owner, thread_id))
+    if thread_id is None:
+        return
+    proof = ((config or {}).get("configurable") or {}).get(CHECKED_KEY)
+    if isinstance(proof, str) and hmac.compare_digest(proof, _proof(owner, thread_id)):
+        return  # the compiled agent checked this owner and thread before the run started
+    yield Call("claim_thread" if claim else "check_thread", (owner, thread_id))
 
 
 def store_of(graph: Any) -> AnyStore | None:
@@ -83,36 +109,49 @@ def _run_config(graph: Any, config: Mapping[str, Any] | None) -> dict[str, Any]:
     return {"configurable": {**bound, **given}}
 
 
-def _run_check(graph: Any, config: Mapping[str, Any] | None, context: Any) -> Op[None]:
+def _run_check(graph: Any, config: Mapping[str, Any] | None, context: Any) -> Op[str | None]:
     merged = _run_config(graph, config)
-    if config_thread_id(merged) is None:
-        return
+    thread_id = config_thread_id(merged)
+    if thread_id is None:
+        return None
     owner = resolve_owner(context, merged)
+    merged["configurable"].pop(CHECKED_KEY, None)  # the run's own check, never a caller's
     yield from check_thread_owner(owner, merged)
+    return _proof(owner, thread_id)
 
 
-def check_run(graph: Any, config: Mapping[str, Any] | None, context: Any) -> None:
+def with_proof(config: Mapping[str, Any] | None, proof: str | None) -> Any:
+    """``config`` with the run's owner proof added (unchanged without one)."""
+    if proof is None:
+        return config
+    base = dict(config or {})
+    base["configurable"] = {**(base.get("configurable") or {}), CHECKED_KEY: proof}
+    return base
+
+
+def check_run(graph: Any, config: Mapping[str, Any] | None, context: Any) -> str | None:
     """Check the thread's owner before a run of ``graph`` starts (sync ``invoke``/``stream``).
 
     LangGraph writes a run's input into the thread's checkpoint before the first node runs,
     so the compiled agent checks here too: another principal's input never lands in the
-    thread. The nodes check again, so a graph compiled elsewhere is still protected.
+    thread. The nodes check again unless the returned proof (:data:`CHECKED_KEY`) is in
+    their config, so a graph compiled elsewhere is still protected.
+
+    Returns:
+        The proof for the run's config, or ``None`` when there was nothing to check.
     """
     store = store_of(graph)
-    if store is None:
-        return
-    if is_async_store(store):
-        return  # an async store: the sync entry points cannot use it; the nodes still check
-    drive_sync(store, _run_check(graph, config, context))
+    if store is None or is_async_store(store):
+        return None  # an async store cannot serve the sync entry points; the nodes check
+    return drive_sync(store, _run_check(graph, config, context))
 
 
-async def acheck_run(graph: Any, config: Mapping[str, Any] | None, context: Any) -> None:
+async def acheck_run(graph: Any, config: Mapping[str, Any] | None, context: Any) -> str | None:
     """Async twin of :func:`check_run`."""
     store = store_of(graph)
     if store is None:
-        return
+        return None
     op = _run_check(graph, config, context)
     if is_async_store(store):
-        await drive_async(store, op)
-    else:
-        drive_sync(store, op)
+        return await drive_async(store, op)
+    return drive_sync(store, op)

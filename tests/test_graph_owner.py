@@ -173,6 +173,13 @@ def test_nodes_check_the_owner_in_a_graph_compiled_elsewhere(
                 turn("hi"), cfg("t-alice"), context=owner_context(other), stream_mode="updates"
             )
         _no_leak(chunks)
+        # A forged "already checked" proof in the config does not skip the node checks.
+        from nodes._owner import CHECKED_KEY, _proof
+
+        for forged in ("0" * 64, _proof(other, "t-other"), _proof(ALICE, "t-alice")[:-1] + "x"):
+            forged_cfg = {"configurable": {"thread_id": "t-alice", CHECKED_KEY: forged}}
+            with pytest.raises(ThreadOwnerError):
+                bare.invoke(turn("hi"), forged_cfg, context=owner_context(other))
         assert model.calls == []
         assert len(h.store.list_pending(ALICE)) == pending
         assert h.store.list_pending(other) == [] or other.scope_id == ALICE.scope_id
