@@ -143,6 +143,36 @@ def test_restatements_in_zh_en_and_mixed_pass(quote: str, content: str) -> None:
     assert report.dropped_unsupported_count == 0
 
 
+@pytest.mark.parametrize(
+    ("quote", "key", "value"),
+    [
+        ("My pronouns are they/them", "profile.pronouns", "they/them"),
+        ("Call me Sam", "profile.call_them", "Sam"),
+        ("I'm in UTC+8", "profile.timezone", "UTC+8"),
+        ("请用中文回答", "profile.language", "中文"),
+        ("I use VS Code", "tools.editor", "VS Code"),
+    ],
+)
+def test_keyed_values_from_their_quote_pass(quote: str, key: str, value: str) -> None:
+    candidate = {"kind": "fact", "key": key, "value": value, "quote": quote, "message_index": 0}
+    report = _run([HumanMessage(quote, id="h1")], candidate)
+    assert [c.value for c in report.candidates] == [value]
+
+
+def test_an_acknowledgement_cannot_ground_a_keyed_value() -> None:
+    candidate = {
+        "kind": "preference",
+        "key": "reply.length",
+        "value": "short",
+        "quote": "ok sure",
+        "message_index": 0,
+    }
+    report = _run([HumanMessage("ok sure", id="h1")], candidate)
+    assert report.candidates == () and report.dropped_ungrounded_count == 1
+    report = _run([HumanMessage("ok sure", id="h1")], {**candidate, "value": "sure"})
+    assert report.candidates == () and report.dropped_unsupported_count == 1
+
+
 def test_keyed_value_in_its_own_clause_passes_despite_a_negation_elsewhere() -> None:
     text = "我在东八区，晚上十点以后别安排会议。"
     report = _run(

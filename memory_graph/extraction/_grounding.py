@@ -100,4 +100,10 @@ def supported(candidate: CandidateModel) -> bool:
     if text is None or not text.strip():
         return candidate.action == "retract"
     scope = clause_of(fold(candidate.quote), fold(text)) if keyed else None
-    return supports(candidate.quote, text, statement=candidate.action == "set", polarity_of=scope)
+    return supports(
+        candidate.quote,
+        text,
+        statement=candidate.action == "set",
+        polarity_of=scope,
+        keyed=keyed,
+    )

@@ -18,7 +18,8 @@ of a keyed candidate):
    (``must``, ``can``) and numbers always bear meaning.
 3. **Supported** when the text has at least one meaning-bearing term, every one of them is
    a term of the quote, and the text adds at most :data:`MAX_FREE_TERMS` subject/function
-   terms the quote does not have.
+   terms the quote does not have. A keyed value (preference or profile value) is stricter:
+   every term of it but acknowledgements comes from the quote (``they/them`` is a value).
 4. **The claim is the quote's own.** Acknowledgements bear no meaning, so a quote that only
    acknowledges (``ok sure``, ``好的``, ``yes``) supports nothing: it cannot ground what an
    assistant said before it. And a statement (``set``) keeps the quote's polarity: a quote
@@ -145,7 +146,12 @@ def clause_of(quote: str, value: str) -> str:
 
 
 def supports(
-    quote: str, text: str, *, statement: bool = True, polarity_of: str | None = None
+    quote: str,
+    text: str,
+    *,
+    statement: bool = True,
+    polarity_of: str | None = None,
+    keyed: bool = False,
 ) -> bool:
     """Whether ``quote`` supports ``text`` under the rule in this module's docstring.
 
@@ -156,18 +162,26 @@ def supports(
             retraction, whose quote negates what the text names.
         polarity_of: the part of the quote whose polarity the text must keep (a keyed
             value's clause, see :func:`clause_of`); the whole quote when ``None``.
+        keyed: ``text`` is a keyed value (a preference or profile value): every term of it
+            but acknowledgements must be in the quote, subject and function words included
+            (a value such as ``they/them`` is all pronouns), and no free terms are allowed.
 
     Returns:
         ``True`` when the candidate may be proposed.
     """
-    needed = meaning_terms(text)
-    if not needed:
-        return False  # nothing but subject, function words or acknowledgements
     quoted = set(_terms(quote))
-    if not needed <= quoted:
-        return False
-    free = {t for t in _terms(_SUBJECT_PHRASE.sub(" ", text)) if t in _FREE} - quoted
-    if len(free) > MAX_FREE_TERMS:
-        return False
+    if keyed:
+        needed = {t for t in _terms(text) if t not in _ACK}
+        if not needed or not needed <= quoted:
+            return False
+    else:
+        needed = meaning_terms(text)
+        if not needed:
+            return False  # nothing but subject, function words or acknowledgements
+        if not needed <= quoted:
+            return False
+        free = {t for t in _terms(_SUBJECT_PHRASE.sub(" ", text)) if t in _FREE} - quoted
+        if len(free) > MAX_FREE_TERMS:
+            return False
     scope = quote if polarity_of is None else polarity_of
     return not (statement and _negated(scope) and not _negated(text))
