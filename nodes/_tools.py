@@ -24,8 +24,8 @@ from ._context import resolve_owner
 from ._core import (
     DEFAULT_PROFILE_FIELDS,
     EVENT_ID_PATTERN,
-    Limits,
     AnyStore,
+    Limits,
     MemoryGraphError,
     Owner,
     Proposal,
