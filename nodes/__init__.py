@@ -36,6 +36,7 @@ from ._approvals import (
     pending_review,
     resume_review,
 )
+from ._basestore import DEFAULT_NAMESPACE, GovernedStore
 from ._context import MemoryContext, owner_context, resolve_owner
 from ._evidence import (
     EvidencePolicy,
@@ -72,11 +73,13 @@ __all__ = [
     "AGENT_CONFIG",
     "ActionRequest",
     "CommitResultJSON",
+    "DEFAULT_NAMESPACE",
     "Decision",
     "DecisionModel",
     "EvidencePolicy",
     "ExtractionReportJSON",
     "Goal",
+    "GovernedStore",
     "MemoryContext",
     "MemoryState",
     "NoPendingReviewError",

@@ -1,0 +1,560 @@
+"""The governed memory store as a LangGraph ``BaseStore``.
+
+:class:`GovernedStore` lets code written against LangGraph's store interface
+(``compile(store=...)``, ``runtime.store``, ``get_store()``, LangMem's memory tools) use
+the governed memory. It is an adapter over a ``MemoryStore`` or ``AsyncMemoryStore``:
+
+- **Namespaces name owners and levels.** A namespace is the base template (default
+  ``("memories", "{user_id}")``) followed by a level suffix::
+
+      ("memories", "<user_id>")                                          user (global)
+      ("memories", "<user_id>", "workspace", "<workspace>")              user / workspace
+      ("memories", "<user_id>", "agent", "<agent>")                      agent (global)
+      ("memories", "<user_id>", "agent", "<agent>", "workspace", "<ws>") agent / workspace
+
+  Inside a graph run whose owner is known (``context=`` or ``configurable``), a namespace
+  naming another user, workspace or agent is refused with ``ScopeError``.
+- **Items are memory records.** ``value`` is ``{"content": str, "kind": "fact" |
+  "instruction" | "experience"}`` (``kind`` defaults to ``fact``); the item key is the
+  record's ``key`` (its id when it has none).
+- **Reads are governed.** ``get``/``search``/``list_namespaces`` see only active, unexpired
+  records of that owner and level; ``search`` leaves out sensitive records, and with
+  ``query=`` it is the store's recall ranking (``score`` is the recall score).
+- **Writes are proposals.** ``put`` proposes ``add`` (new key) or ``replace``; ``delete``
+  proposes ``remove``. Content passes the store's validation and guard. A proposal made
+  inside a graph run carries the run's ``thread_id``, so the prebuilt agent's review node
+  puts it to the user in its interrupt; otherwise it waits in the inbox. Only under an
+  :class:`~memory_graph.ApprovalPolicy` with a grant does a write commit at once (as
+  ``agent-observed``), within the grant's bounds.
+
+Differences from a plain key-value store, and why: a ``put`` is not visible to ``get``
+until it is approved (human approval is the point); values are text memories, not
+arbitrary JSON (they are guarded, tokenized and rendered into prompts); a search must name
+one user (there is no cross-user listing); ``index=`` is ignored (every record is indexed
+for recall); ``ttl`` (minutes) becomes the record's ``expires_at`` and reads never refresh
+it; a batch is not one transaction (each write is its own proposal).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime, timedelta
+from typing import Any
+
+from langgraph.store.base import (
+    BaseStore,
+    GetOp,
+    Item,
+    ListNamespacesOp,
+    MatchCondition,
+    Op,
+    PutOp,
+    Result,
+    SearchItem,
+    SearchOp,
+)
+
+from memory_graph import ApprovalPolicy, ConfigurationError, Record, ScopeError
+
+from ._context import resolve_owner
+from ._core import AnyStore, IdentityMissingError, NotFoundError, Owner, ValidationError
+from ._drive import Call, drive_async, drive_sync, is_async_store
+from ._drive import Op as Body
+
+__all__ = ["DEFAULT_NAMESPACE", "GovernedStore"]
+
+log = logging.getLogger(__name__)
+
+DEFAULT_NAMESPACE: tuple[str, ...] = ("memories", "{user_id}")
+"""The default base template: the user's global memories."""
+
+_KINDS = ("fact", "instruction", "experience")
+_VALUE_FIELDS = ("content", "kind")
+_FILTER_OPS = ("$eq", "$ne", "$gt", "$gte", "$lt", "$lte")
+
+
+def _run_config() -> Mapping[str, Any] | None:
+    from langgraph.config import get_config
+
+    try:
+        return get_config()
+    except RuntimeError:  # called outside a runnable context
+        return None
+
+
+def _run_owner(config: Mapping[str, Any] | None) -> Owner | None:
+    if config is None:
+        return None
+    runtime = (config.get("configurable") or {}).get("__pregel_runtime")
+    try:
+        return resolve_owner(getattr(runtime, "context", None), config)
+    except IdentityMissingError:
+        return None
+
+
+class GovernedStore(BaseStore):
+    """A LangGraph ``BaseStore`` whose reads are governed recall and writes are proposals.
+
+    Args:
+        store: an open ``MemoryStore`` or ``AsyncMemoryStore`` (after ``setup()``).
+        policy: an ``ApprovalPolicy``. With a ``grant_id``, writes the grant covers commit
+            at once; operations in ``auto_reject_operations`` are rejected at once.
+            ``None``: every write waits for a human (the review node or the inbox).
+        namespace: the base template; exactly one part is ``"{user_id}"``, the others are
+            literal. The level suffixes (module docstring) follow it.
+
+    Raises:
+        ValidationError: a template without exactly one ``"{user_id}"`` part, or with
+            other placeholders.
+
+    Example:
+        >>> from memory_graph import MemoryStore
+        >>> with MemoryStore.open() as memory:  # doctest: +SKIP
+        ...     store = GovernedStore(memory)
+        ...     store.put(("memories", "alice"), "editor", {"content": "Uses Emacs"})
+        ...     store.get(("memories", "alice"), "editor") is None  # pending approval
+        True
+    """
+
+    supports_ttl = True
+    """``ttl`` (minutes) on ``put`` becomes the record's ``expires_at``; reads never refresh it."""
+
+    def __init__(
+        self,
+        store: AnyStore,
+        *,
+        policy: ApprovalPolicy | None = None,
+        namespace: Sequence[str] = DEFAULT_NAMESPACE,
+    ) -> None:
+        base = tuple(namespace)
+        if any(not isinstance(p, str) or not p for p in base):
+            raise ValidationError("namespace template parts must be non-empty strings")
+        holes = [p for p in base if "{" in p or "}" in p]
+        if holes != ["{user_id}"]:
+            raise ValidationError(
+                "the namespace template needs exactly one '{user_id}' part and no other "
+                f"placeholders, e.g. ('memories', '{{user_id}}'); got {base!r}"
+            )
+        self.memory_store: AnyStore = store
+        """The wrapped ``MemoryStore`` / ``AsyncMemoryStore`` (node factories use it)."""
+        self.policy = policy
+        self.namespace_template = base
+        self._user_at = base.index("{user_id}")
+        self._is_async = is_async_store(store)
+        self._loop: asyncio.AbstractEventLoop | None = None
+        if self._is_async:
+            try:
+                self._loop = asyncio.get_running_loop()
+            except RuntimeError:
+                self._loop = None
+
+    # --- driving: one body for both twins --------------------------------------------------
+
+    def drive(self, body: Body[Any]) -> Any:
+        """Run a node body on the wrapped store from synchronous code.
+
+        An ``AsyncMemoryStore`` is driven on the event loop it was opened on, which must be
+        running in another thread (as in a LangGraph server, where sync nodes run in
+        worker threads).
+
+        Raises:
+            ConfigurationError: an async store whose loop is not usable from this thread.
+        """
+        if not self._is_async:
+            return drive_sync(self.memory_store, body)
+        loop = self._loop
+        try:
+            current: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            current = None
+        if loop is None or current is loop or not loop.is_running():
+            body.close()
+            raise ConfigurationError(
+                "a GovernedStore over an AsyncMemoryStore is used synchronously: call its "
+                "async methods (aget, asearch, aput ...) or wrap a MemoryStore instead"
+            )
+        return asyncio.run_coroutine_threadsafe(drive_async(self.memory_store, body), loop).result()
+
+    async def adrive(self, body: Body[Any]) -> Any:
+        """Run a node body on the wrapped store from async code."""
+        if not self._is_async:
+            return await asyncio.to_thread(drive_sync, self.memory_store, body)
+        if self._loop is None:
+            self._loop = asyncio.get_running_loop()
+        return await drive_async(self.memory_store, body)
+
+    def batch(self, ops: Iterable[Op]) -> list[Result]:
+        """Execute ``ops`` in order (each write is its own proposal; see the module doc)."""
+        return list(self.drive(self._batch(list(ops), _run_config())))
+
+    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        """Async :meth:`batch`."""
+        return list(await self.adrive(self._batch(list(ops), _run_config())))
+
+    # --- namespaces ------------------------------------------------------------------------
+
+    def namespace_for(self, owner: Owner, level: str = "user") -> tuple[str, ...]:
+        """The namespace of ``owner``'s identity at ``level``.
+
+        >>> s = _template_only(("memories", "{user_id}"))
+        >>> s.namespace_for(Owner("ada", agent="coder"), "agent")
+        ('memories', 'ada', 'agent', 'coder')
+        """
+        base = tuple(owner.user_id if p == "{user_id}" else p for p in self.namespace_template)
+        owner.identity(level)  # type: ignore[arg-type]  # ScopeError when the level is absent
+        suffix: tuple[str, ...] = ()
+        if level.startswith("agent"):
+            suffix += ("agent", str(owner.agent))
+        if level.endswith("workspace"):
+            suffix += ("workspace", str(owner.workspace))
+        return base + suffix
+
+    def _parse(
+        self, namespace: tuple[str, ...], *, prefix: bool, config: Mapping[str, Any] | None
+    ) -> tuple[Owner, str | None]:
+        """Owner and level named by ``namespace`` (level ``None``: a prefix over levels)."""
+        base = self.namespace_template
+        shape = "(" + ", ".join(repr(p) for p in base) + ", ...)"
+        if not isinstance(namespace, tuple) or any(not isinstance(p, str) for p in namespace):
+            raise ValidationError(f"a namespace is a tuple of strings like {shape}")
+        if len(namespace) <= self._user_at:
+            raise ScopeError(
+                f"a governed store reads one user at a time: the namespace {namespace!r} "
+                f"must name the user, as in {shape}"
+            )
+        for i, part in enumerate(base):
+            if i < len(namespace) and i != self._user_at and namespace[i] != part:
+                raise ValidationError(f"namespace {namespace!r} does not match {shape}")
+        rest = namespace[len(base) :]
+        fields: dict[str, str] = {}
+        while rest:
+            if rest[0] not in ("agent", "workspace") or rest[0] in fields:
+                raise ValidationError(
+                    f"namespace {namespace!r}: after the user come only ('agent', <name>) "
+                    "then ('workspace', <id>)"
+                )
+            if rest[0] == "agent" and "workspace" in fields:
+                raise ValidationError(f"namespace {namespace!r}: 'agent' comes before 'workspace'")
+            if len(rest) < 2:
+                if prefix:
+                    break
+                raise ValidationError(f"namespace {namespace!r} ends without a {rest[0]} name")
+            fields[rest[0]] = rest[1]
+            rest = rest[2:]
+        try:
+            owner = Owner(
+                namespace[self._user_at],
+                workspace=fields.get("workspace"),
+                agent=fields.get("agent"),
+            )
+        except ValidationError as exc:
+            raise ValidationError(f"namespace {namespace!r}: {exc}") from exc
+        if len(namespace) < len(base):
+            level = None
+        else:
+            level = ("agent" if "agent" in fields else "user") + (
+                "_workspace" if "workspace" in fields else ""
+            )
+        run_owner = _run_owner(config)
+        if run_owner is not None and not _within(owner, run_owner):
+            raise ScopeError(
+                "the namespace names another owner than the run's (context/configurable): "
+                "a graph run reads and writes only its own user's memory"
+            )
+        return owner, None if prefix else level
+
+    # --- items -----------------------------------------------------------------------------
+
+    def _item_key(self, record: Record) -> str:
+        return record.key if record.key is not None else record.id
+
+    def _value(self, record: Record) -> dict[str, Any]:
+        return {"content": record.content, "kind": record.kind}
+
+    def _in_level(self, owner: Owner, level: str, records: Iterable[Record]) -> list[Record]:
+        return [
+            r
+            for r in records
+            if r.identity.level == level and r.kind in _KINDS
+        ]
+
+    def _find(self, owner: Owner, level: str, key: str) -> Body[Record | None]:
+        records = yield Call("list_records", (owner,))
+        found = [r for r in self._in_level(owner, level, records) if self._item_key(r) == key]
+        return found[-1] if found else None
+
+    def _batch(self, ops: list[Op], config: Mapping[str, Any] | None) -> Body[list[Result]]:
+        results: list[Result] = []
+        for op in ops:
+            if isinstance(op, GetOp):
+                results.append((yield from self._get(op, config)))
+            elif isinstance(op, SearchOp):
+                results.append((yield from self._search(op, config)))
+            elif isinstance(op, ListNamespacesOp):
+                results.append((yield from self._list_namespaces(op, config)))
+            elif isinstance(op, PutOp):
+                yield from self._put(op, config)
+                results.append(None)
+            else:
+                raise ValidationError(f"unknown store operation {type(op).__name__}")
+        return results
+
+    def _get(self, op: GetOp, config: Mapping[str, Any] | None) -> Body[Item | None]:
+        owner, level = self._parse(tuple(op.namespace), prefix=False, config=config)
+        assert level is not None
+        record = yield from self._find(owner, level, str(op.key))
+        if record is None:
+            return None
+        return Item(
+            value=self._value(record),
+            key=self._item_key(record),
+            namespace=self.namespace_for(owner, level),
+            created_at=record.created_at,
+            updated_at=record.updated_at,
+        )
+
+    def _search(self, op: SearchOp, config: Mapping[str, Any] | None) -> Body[list[SearchItem]]:
+        prefix = tuple(op.namespace_prefix)
+        owner, _ = self._parse(prefix, prefix=True, config=config)
+        check_filter(op.filter)
+        if not isinstance(op.limit, int) or not isinstance(op.offset, int):
+            raise ValidationError("search limit and offset must be integers")
+        if op.limit < 0 or op.offset < 0:
+            raise ValidationError("search limit and offset must not be negative")
+        scored: list[tuple[Record, float | None]]
+        if op.query and op.query.strip():
+            top = self.memory_store.limits.max_search_limit
+            hits = yield Call("search", (owner, op.query), {"limit": top, "kinds": list(_KINDS)})
+            scored = [(h.record, h.score) for h in hits]
+        else:
+            records = yield Call("list_records", (owner,), {"kinds": list(_KINDS)})
+            live = [r for r in records if r.sensitivity != "sensitive"]
+            live.sort(key=lambda r: (r.updated_at, r.id), reverse=True)
+            scored = [(r, None) for r in live]
+        out: list[SearchItem] = []
+        for record, score in scored:
+            namespace = self.namespace_for(owner, record.identity.level)
+            if namespace[: len(prefix)] != prefix:
+                continue
+            value = self._value(record)
+            if not matches_filter(value, op.filter):
+                continue
+            out.append(
+                SearchItem(
+                    namespace,
+                    self._item_key(record),
+                    value,
+                    record.created_at,
+                    record.updated_at,
+                    score,
+                )
+            )
+        return out[op.offset : op.offset + op.limit]
+
+    def _list_namespaces(
+        self, op: ListNamespacesOp, config: Mapping[str, Any] | None
+    ) -> Body[list[tuple[str, ...]]]:
+        prefixes = [c.path for c in op.match_conditions or () if c.match_type == "prefix"]
+        run_owner = _run_owner(config)
+        if prefixes and all("*" not in p for p in prefixes):
+            owner, _ = self._parse(tuple(prefixes[0]), prefix=True, config=config)
+        elif run_owner is not None:
+            owner = run_owner
+        else:
+            raise ScopeError(
+                "a governed store lists one user's namespaces: pass prefix=" + repr(
+                    tuple("<user_id>" if p == "{user_id}" else p for p in self.namespace_template)
+                )
+                + " or call it inside a graph run with an owner"
+            )
+        records = yield Call("list_records", (owner,), {"kinds": list(_KINDS)})
+        names = {self.namespace_for(owner, r.identity.level) for r in records}
+        found = sorted(n for n in names if _matches_all(n, op.match_conditions or ()))
+        if op.max_depth is not None:
+            found = sorted({n[: op.max_depth] for n in found})
+        return found[op.offset : op.offset + op.limit]
+
+    def _put(self, op: PutOp, config: Mapping[str, Any] | None) -> Body[None]:
+        owner, level = self._parse(tuple(op.namespace), prefix=False, config=config)
+        assert level is not None
+        if not isinstance(op.key, str) or not op.key.strip():
+            raise ValidationError("an item key must be a non-blank string")
+        thread_id = (config or {}).get("configurable", {}).get("thread_id")
+        thread = None if thread_id is None else str(thread_id)
+        evidence = {"source": "store", "thread_id": thread}
+        record = yield from self._find(owner, level, op.key)
+        if op.value is None:
+            if record is None:
+                return None  # deleting a missing item is a no-op, as in LangGraph
+            proposal = yield Call(
+                "propose",
+                (owner, "remove", {}),
+                {
+                    "level": level,
+                    "target_id": record.id,
+                    "base_version": record.version,
+                    "evidence": evidence,
+                    "thread_id": thread,
+                },
+            )
+        else:
+            content, kind = _check_value(op.value)
+            args: dict[str, Any] = {"content": content}
+            if op.ttl is not None:
+                args["expires_at"] = _ttl_expiry(op.ttl, self.memory_store.clock())
+            if record is not None:
+                if record.kind != kind:
+                    raise ValidationError(
+                        f"item {op.key!r} is a {record.kind}; its kind cannot change: "
+                        "delete it, then put the new kind"
+                    )
+                if record.content == content and "expires_at" not in args:
+                    return None  # the same value: nothing to propose
+                proposal = yield Call(
+                    "propose",
+                    (owner, "replace", args),
+                    {
+                        "level": level,
+                        "target_id": record.id,
+                        "base_version": record.version,
+                        "evidence": evidence,
+                        "thread_id": thread,
+                    },
+                )
+            else:
+                args.update({"kind": kind, "key": op.key})
+                proposal = yield Call(
+                    "propose",
+                    (owner, "add", args),
+                    {"level": level, "evidence": evidence, "thread_id": thread},
+                )
+        if proposal.status != "pending" or self.policy is None:
+            return None
+        if self.policy.rejects(proposal.operation):
+            yield Call(
+                "decide",
+                (owner, proposal.id, "reject"),
+                {"message": "rejected by the approval policy", "actor": "policy"},
+            )
+        elif self.policy.grant_id is not None:
+            try:
+                yield Call("decide_with_grant", (owner, proposal.id, self.policy.grant_id))
+            except NotFoundError:
+                pass  # the grant belongs to another owner or level: a human decides
+        return None
+
+
+def _within(named: Owner, run: Owner) -> bool:
+    """Whether ``named`` (from a namespace) is one of ``run``'s identities' owners."""
+    if named.scope_id != run.scope_id:
+        return False
+    if named.workspace is not None and named.workspace_key != run.workspace_key:
+        return False
+    return named.agent is None or named.agent_key == run.agent_key
+
+
+def _check_value(value: Any) -> tuple[str, str]:
+    if not isinstance(value, Mapping):
+        raise ValidationError(
+            'an item value is an object {"content": str, "kind": ...}, got '
+            + type(value).__name__
+        )
+    extra = sorted(str(k) for k in value if k not in _VALUE_FIELDS)
+    if extra:
+        raise ValidationError(
+            f"item value has unknown fields {extra}: allowed are {', '.join(_VALUE_FIELDS)} "
+            "(memories are text; they are guarded and rendered into prompts)"
+        )
+    content = value.get("content")
+    if not isinstance(content, str):
+        raise ValidationError('an item value needs "content" as a string')
+    kind = value.get("kind", "fact")
+    if kind not in _KINDS:
+        raise ValidationError(f"item kind {kind!r} is not allowed: use one of {', '.join(_KINDS)}")
+    return content, str(kind)
+
+
+def _ttl_expiry(ttl: Any, now: datetime) -> str:
+    if isinstance(ttl, bool) or not isinstance(ttl, (int, float)) or not math.isfinite(ttl):
+        raise ValidationError("ttl is a number of minutes")
+    if ttl <= 0 or ttl > 60 * 24 * 365 * 100:
+        raise ValidationError("ttl must be more than 0 and at most 100 years, in minutes")
+    at = now + timedelta(minutes=float(ttl))
+    return at.isoformat()
+
+
+def check_filter(flt: Any) -> None:
+    """Validate a search filter: ``{field: value}`` or ``{field: {"$op": value}}``."""
+    if flt is None:
+        return
+    if not isinstance(flt, Mapping):
+        raise ValidationError("a search filter is an object {field: value}")
+    for name, cond in flt.items():
+        if not isinstance(name, str):
+            raise ValidationError("filter fields are strings")
+        if isinstance(cond, Mapping):
+            bad = sorted(str(k) for k in cond if k not in _FILTER_OPS)
+            if bad:
+                raise ValidationError(
+                    f"unknown filter operators {bad}: allowed are {', '.join(_FILTER_OPS)}"
+                )
+
+
+def _compare(actual: Any, op: str, expected: Any) -> bool:
+    if op == "$eq":
+        return bool(actual == expected)
+    if op == "$ne":
+        return bool(actual != expected)
+    if actual is None:
+        return False
+    try:
+        if op == "$gt":
+            return bool(actual > expected)
+        if op == "$gte":
+            return bool(actual >= expected)
+        if op == "$lt":
+            return bool(actual < expected)
+        return bool(actual <= expected)
+    except TypeError:  # unlike types (a number against a string) never match
+        return False
+
+
+def matches_filter(value: Mapping[str, Any], flt: Mapping[str, Any] | None) -> bool:
+    """Whether an item value satisfies a (validated) filter.
+
+    >>> matches_filter({"kind": "fact"}, {"kind": {"$ne": "instruction"}})
+    True
+    """
+    for name, cond in (flt or {}).items():
+        actual = value.get(name)
+        if isinstance(cond, Mapping):
+            if not all(_compare(actual, op, want) for op, want in cond.items()):
+                return False
+        elif actual != cond:
+            return False
+    return True
+
+
+def _match(namespace: tuple[str, ...], condition: MatchCondition) -> bool:
+    path = tuple(condition.path)
+    if len(path) > len(namespace):
+        return False
+    part = namespace[: len(path)] if condition.match_type == "prefix" else namespace[-len(path) :]
+    if not path:
+        return True
+    return all(p == "*" or p == n for p, n in zip(path, part))
+
+
+def _matches_all(namespace: tuple[str, ...], conditions: Iterable[MatchCondition]) -> bool:
+    return all(_match(namespace, c) for c in conditions)
+
+
+def _template_only(template: Sequence[str]) -> GovernedStore:
+    """A store shell for namespace arithmetic only (doctests)."""
+    shell = GovernedStore.__new__(GovernedStore)
+    shell.namespace_template = tuple(template)
+    shell._user_at = shell.namespace_template.index("{user_id}")
+    return shell
