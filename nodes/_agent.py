@@ -46,6 +46,7 @@ from langgraph.runtime import Runtime
 
 from memory_graph import ApprovalPolicy
 
+from ._basestore import GovernedStore
 from ._context import MemoryContext, resolve_owner
 from ._core import AnyStore
 from ._drive import drive_async, drive_sync, is_async_store
@@ -148,7 +149,7 @@ def _create_model_node(
 
 def build_memory_graph(
     model: BaseChatModel,
-    store: AnyStore,
+    store: AnyStore | GovernedStore | None = None,
     *,
     extractor: Any = None,
     policy: ApprovalPolicy | None = None,
@@ -165,7 +166,9 @@ def build_memory_graph(
 
     Args:
         model: any LangChain chat model that supports ``bind_tools``.
-        store: a ``MemoryStore`` (sync nodes) or ``AsyncMemoryStore`` (async nodes).
+        store: a ``MemoryStore`` (sync nodes) or ``AsyncMemoryStore`` (async nodes);
+            ``None``: the nodes and tools use the graph's ``runtime.store``, so compile with
+            ``store=GovernedStore(memory_store)`` (or let a LangGraph server supply it).
         extractor: the extraction runnable (``memory_graph.extract.create_extractor``);
             ``None`` uses the offline pattern extractor.
         policy: an ``ApprovalPolicy``; ``None`` means every write waits for a human.
@@ -183,6 +186,8 @@ def build_memory_graph(
     Returns:
         The ``StateGraph``; compile it with a checkpointer (``interrupt`` needs one).
     """
+    if isinstance(store, GovernedStore):
+        store = None  # the nodes read runtime.store: compile(store=governed)
     all_tools = [*(create_memory_tools(store) if memory_tools else []), *tools]
     if evidence is not None:
         all_tools.append(create_read_evidence_tool(store, evidence, tools=tools))
@@ -259,7 +264,7 @@ class MemoryAgentGraph(CompiledStateGraph[MemoryState, MemoryContext, MemoryStat
 
 def create_memory_agent(
     model: BaseChatModel,
-    store: AnyStore,
+    store: AnyStore | GovernedStore | None = None,
     *,
     checkpointer: BaseCheckpointSaver[Any] | None = None,
     extractor: Any = None,
@@ -281,7 +286,10 @@ def create_memory_agent(
 
     Args:
         model: any LangChain chat model that supports ``bind_tools``.
-        store: a ``MemoryStore`` or ``AsyncMemoryStore``.
+        store: a ``MemoryStore`` or ``AsyncMemoryStore`` (bound to the nodes), or a
+            ``GovernedStore``: then the graph is compiled with it as its LangGraph store
+            and the nodes use ``runtime.store``. ``None``: the nodes use the store the
+            graph runs with (a parent graph's or a LangGraph server's).
         checkpointer: e.g. from :func:`open_checkpointer` on the store's database, or an
             ``InMemorySaver`` for throwaway use. Without one the review interrupt cannot
             pause.
@@ -300,6 +308,7 @@ def create_memory_agent(
     Returns:
         The compiled graph.
     """
+    governed = store if isinstance(store, GovernedStore) else None
     builder = build_memory_graph(
         model,
         store,
@@ -314,7 +323,7 @@ def create_memory_agent(
         evidence=evidence,
         message_window=message_window,
     )
-    graph = builder.compile(checkpointer=checkpointer, name=name)
+    graph = builder.compile(checkpointer=checkpointer, store=governed, name=name)
     graph.__class__ = MemoryAgentGraph  # same fields; adds the owner check before a run
     return graph.with_config(AGENT_CONFIG)  # type: ignore[arg-type]
 

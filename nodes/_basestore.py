@@ -64,7 +64,7 @@ from ._core import AnyStore, IdentityMissingError, NotFoundError, Owner, Validat
 from ._drive import Call, drive_async, drive_sync, is_async_store
 from ._drive import Op as Body
 
-__all__ = ["DEFAULT_NAMESPACE", "GovernedStore"]
+__all__ = ["DEFAULT_NAMESPACE", "GovernedStore", "governed_from_runtime"]
 
 log = logging.getLogger(__name__)
 
@@ -275,11 +275,7 @@ class GovernedStore(BaseStore):
         return {"content": record.content, "kind": record.kind}
 
     def _in_level(self, owner: Owner, level: str, records: Iterable[Record]) -> list[Record]:
-        return [
-            r
-            for r in records
-            if r.identity.level == level and r.kind in _KINDS
-        ]
+        return [r for r in records if r.identity.level == level and r.kind in _KINDS]
 
     def _find(self, owner: Owner, level: str, key: str) -> Body[Record | None]:
         records = yield Call("list_records", (owner,))
@@ -365,7 +361,8 @@ class GovernedStore(BaseStore):
             owner = run_owner
         else:
             raise ScopeError(
-                "a governed store lists one user's namespaces: pass prefix=" + repr(
+                "a governed store lists one user's namespaces: pass prefix="
+                + repr(
                     tuple("<user_id>" if p == "{user_id}" else p for p in self.namespace_template)
                 )
                 + " or call it inside a graph run with an owner"
@@ -447,6 +444,21 @@ class GovernedStore(BaseStore):
         return None
 
 
+def governed_from_runtime(runtime_store: Any) -> GovernedStore:
+    """The run's ``GovernedStore`` (``runtime.store``) for nodes built without a store.
+
+    Raises:
+        ConfigurationError: the graph was compiled without ``store=GovernedStore(...)``.
+    """
+    if isinstance(runtime_store, GovernedStore):
+        return runtime_store
+    raise ConfigurationError(
+        "this memory node was built without a store and the graph's runtime.store is "
+        f"{type(runtime_store).__name__}: compile with store=GovernedStore(memory_store) "
+        "(or set store.path in langgraph.json), or pass the store to the node factory"
+    )
+
+
 def _within(named: Owner, run: Owner) -> bool:
     """Whether ``named`` (from a namespace) is one of ``run``'s identities' owners."""
     if named.scope_id != run.scope_id:
@@ -459,8 +471,7 @@ def _within(named: Owner, run: Owner) -> bool:
 def _check_value(value: Any) -> tuple[str, str]:
     if not isinstance(value, Mapping):
         raise ValidationError(
-            'an item value is an object {"content": str, "kind": ...}, got '
-            + type(value).__name__
+            'an item value is an object {"content": str, "kind": ...}, got ' + type(value).__name__
         )
     extra = sorted(str(k) for k in value if k not in _VALUE_FIELDS)
     if extra:
@@ -545,7 +556,7 @@ def _match(namespace: tuple[str, ...], condition: MatchCondition) -> bool:
     part = namespace[: len(path)] if condition.match_type == "prefix" else namespace[-len(path) :]
     if not path:
         return True
-    return all(p == "*" or p == n for p, n in zip(path, part))
+    return all(p == "*" or p == n for p, n in zip(path, part, strict=True))
 
 
 def _matches_all(namespace: tuple[str, ...], conditions: Iterable[MatchCondition]) -> bool:

@@ -30,7 +30,8 @@ class Call:
     """A store method name, or a function name in ``memory_graph.extract``."""
     args: tuple[Any, ...] = ()
     kwargs: dict[str, Any] = field(default_factory=dict)
-    target: Literal["store", "extract"] = "store"
+    target: Literal["store", "extract", "attr"] = "store"
+    """``attr`` reads a store attribute (``limits``) instead of calling a method."""
 
 
 def is_async_store(store: Any) -> bool:
@@ -60,7 +61,10 @@ def drive_sync(store: Any, op: Op[R]) -> R:
         call = next(op)
         while True:
             try:
-                result = _sync_fn(store, call)(*call.args, **call.kwargs)
+                if call.target == "attr":
+                    result = getattr(store, call.name)
+                else:
+                    result = _sync_fn(store, call)(*call.args, **call.kwargs)
             except Exception as exc:  # handed to the body, which re-raises what it does not handle
                 call = op.throw(exc)
             else:
@@ -75,7 +79,10 @@ async def drive_async(store: Any, op: Op[R]) -> R:
         call = next(op)
         while True:
             try:
-                result = await _async_fn(store, call)(*call.args, **call.kwargs)
+                if call.target == "attr":
+                    result = getattr(store, call.name)
+                else:
+                    result = await _async_fn(store, call)(*call.args, **call.kwargs)
             except Exception as exc:  # handed to the body, which re-raises what it does not handle
                 call = op.throw(exc)
             else:

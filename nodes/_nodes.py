@@ -16,6 +16,7 @@ from langchain_core.messages import AnyMessage, BaseMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
+from ._basestore import governed_from_runtime
 from ._context import resolve_owner
 from ._core import (
     AnyStore,
@@ -51,13 +52,26 @@ def _owned(
 
 
 def _make_node(
-    store: AnyStore, name: str, body: Callable[[Owner, Mapping[str, Any], Any], Op[Any]]
+    store: AnyStore | None, name: str, body: Callable[[Owner, Mapping[str, Any], Any], Op[Any]]
 ) -> Node:
     """Wrap ``body(owner, state, config)`` as a sync or async LangGraph node.
 
     The node resolves the owner, then checks the thread's owner (:func:`check_thread_owner`)
-    before the body does any work: every node made here may be the first of a run.
+    before the body does any work: every node made here may be the first of a run. Without a
+    store the node uses the graph's ``runtime.store`` (a ``GovernedStore``).
     """
+    if store is None:
+
+        def rnode(
+            state: Mapping[str, Any], runtime: Runtime[Any], config: RunnableConfig
+        ) -> dict[str, Any]:
+            owner = resolve_owner(runtime.context, config)
+            governed = governed_from_runtime(runtime.store)
+            result: dict[str, Any] = governed.drive(_owned(body, owner, state, config))
+            return result
+
+        rnode.__name__ = rnode.__qualname__ = name
+        return rnode
     if is_async_store(store):
 
         async def anode(
@@ -91,11 +105,12 @@ def _load_body(owner: Owner, state: Mapping[str, Any], config: Any) -> Op[dict[s
     return {"user_context": block}
 
 
-def create_load_user_context(store: AnyStore) -> Node:
+def create_load_user_context(store: AnyStore | None = None) -> Node:
     """Create the entry node: ``{"user_context": store.context_block(owner)}``.
 
     Args:
-        store: a ``MemoryStore`` (sync node) or ``AsyncMemoryStore`` (async node).
+        store: a ``MemoryStore`` (sync node) or ``AsyncMemoryStore`` (async node);
+            ``None`` uses the graph's ``runtime.store`` (a ``GovernedStore``).
 
     Returns:
         The node function, named ``load_user_context``.
@@ -128,7 +143,7 @@ def latest_human_text(messages: Sequence[AnyMessage]) -> str | None:
 
 
 def create_recall(
-    store: AnyStore,
+    store: AnyStore | None = None,
     *,
     limit: int | None = None,
     max_bytes: int | None = None,
@@ -141,7 +156,7 @@ def create_recall(
     every model step, so a removal or an expiry takes effect at the next step.
 
     Args:
-        store: a ``MemoryStore`` or ``AsyncMemoryStore``.
+        store: a ``MemoryStore`` or ``AsyncMemoryStore``; ``None`` uses ``runtime.store``.
         limit: records at most (store default when ``None``).
         max_bytes: byte budget of the block (store default when ``None``).
         max_tokens: token budget of the block (store default when ``None``).
@@ -189,7 +204,7 @@ def new_human_messages(
     return [m for m in messages[start:] if m.type == "human"]
 
 
-def create_extract_memories(store: AnyStore, *, extractor: Any = None) -> Node:
+def create_extract_memories(store: AnyStore | None = None, *, extractor: Any = None) -> Node:
     """Create the extraction node: new human messages → guarded candidates → proposals.
 
     Runs ``memory_graph.extract.extract_candidates`` over the human messages that arrived
@@ -201,15 +216,13 @@ def create_extract_memories(store: AnyStore, *, extractor: Any = None) -> Node:
     leaves the previous ``extraction`` report in place.
 
     Args:
-        store: a ``MemoryStore`` or ``AsyncMemoryStore``.
+        store: a ``MemoryStore`` or ``AsyncMemoryStore``; ``None`` uses ``runtime.store``.
         extractor: a runnable from ``memory_graph.extract.create_extractor``; ``None`` uses
             the offline pattern extractor.
 
     Returns:
         The node function, named ``extract_memories``.
     """
-
-    profile_fields = store.limits.profile_fields
 
     def body(owner: Owner, state: Mapping[str, Any], config: Any) -> Op[dict[str, Any]]:
         from memory_graph.extract import plan_writes
@@ -250,6 +263,8 @@ def create_extract_memories(store: AnyStore, *, extractor: Any = None) -> Node:
                 + extracted.dropped_unsupported_count
             )
             if candidates:
+                limits = yield Call("limits", target="attr")
+                profile_fields = limits.profile_fields
                 preferences = yield Call("get_preferences", (owner,))
                 profile = yield Call("get_profile", (owner,))
                 records = yield Call("list_records", (owner,))

@@ -99,7 +99,9 @@ def store_of(graph: Any) -> AnyStore | None:
             store = getattr(fn, STORE_ATTR, None)
             if store is not None:
                 return store  # type: ignore[no-any-return]
-    return None
+    # Nodes built without a store read runtime.store: a GovernedStore compiled in.
+    inner = getattr(getattr(graph, "store", None), "memory_store", None)
+    return inner  # type: ignore[no-any-return]
 
 
 def _run_config(graph: Any, config: Mapping[str, Any] | None) -> dict[str, Any]:

@@ -61,7 +61,9 @@ def _stored_result(proposal: Proposal) -> CommitResultJSON:
     }
 
 
-def create_review_memories(store: AnyStore, *, policy: ApprovalPolicy | None = None) -> Node:
+def create_review_memories(
+    store: AnyStore | None = None, *, policy: ApprovalPolicy | None = None
+) -> Node:
     """Create the approval node: one interrupt carrying the batch of pending proposals.
 
     The interrupt value is a :class:`~nodes.ReviewRequest`; resume with
@@ -69,7 +71,7 @@ def create_review_memories(store: AnyStore, *, policy: ApprovalPolicy | None = N
     order, each naming its ``proposal_id`` (or use :func:`~nodes.resume_review`).
 
     Args:
-        store: a ``MemoryStore`` or ``AsyncMemoryStore``.
+        store: a ``MemoryStore`` or ``AsyncMemoryStore``; ``None`` uses ``runtime.store``.
         policy: a ``memory_graph.policy.ApprovalPolicy``; ``None`` means every write waits
             for a human. With a ``grant_id``, proposals the grant covers are approved
             through ``store.decide_with_grant`` (recorded as ``agent-observed``).

@@ -20,6 +20,7 @@ from langchain_core.tools import BaseTool, InjectedToolArg, StructuredTool
 from langgraph.prebuilt.tool_node import ToolRuntime
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
+from ._basestore import governed_from_runtime
 from ._context import resolve_owner
 from ._core import (
     DEFAULT_PROFILE_FIELDS,
@@ -264,7 +265,7 @@ def _profile_body(owner: Owner, runtime: ToolRuntime, **a: Any) -> Op[str]:
 
 
 def _make_tool(
-    store: AnyStore,
+    store: AnyStore | None,
     name: str,
     description: str,
     schema: type[BaseModel],
@@ -284,6 +285,26 @@ def _make_tool(
         except MemoryGraphError as exc:
             return _framed(f"Error: {exc}")
 
+    if store is None:  # the graph's runtime.store (a GovernedStore), resolved per call
+
+        def rt_sync(runtime: ToolRuntime, **a: Any) -> str:
+            owner = resolve_owner(runtime.context, runtime.config)
+            try:
+                return str(governed_from_runtime(runtime.store).drive(body(owner, runtime, **a)))
+            except MemoryGraphError as exc:
+                return _framed(f"Error: {exc}")
+
+        async def rt_async(runtime: ToolRuntime, **a: Any) -> str:
+            owner = resolve_owner(runtime.context, runtime.config)
+            try:
+                governed = governed_from_runtime(runtime.store)
+                return str(await governed.adrive(body(owner, runtime, **a)))
+            except MemoryGraphError as exc:
+                return _framed(f"Error: {exc}")
+
+        return StructuredTool.from_function(
+            func=rt_sync, coroutine=rt_async, name=name, description=description, args_schema=schema
+        )
     if is_async_store(store):
         return StructuredTool.from_function(
             coroutine=run_async, name=name, description=description, args_schema=schema
@@ -310,11 +331,13 @@ def _profile_schema(fields: Sequence[str]) -> type[BaseModel]:
     return model
 
 
-def create_memory_tools(store: AnyStore) -> list[BaseTool]:
+def create_memory_tools(store: AnyStore | None = None) -> list[BaseTool]:
     """Create the five memory tools bound to ``store``.
 
     Args:
-        store: a ``MemoryStore`` (sync tools) or ``AsyncMemoryStore`` (async tools).
+        store: a ``MemoryStore`` (sync tools) or ``AsyncMemoryStore`` (async tools);
+            ``None`` uses the graph's ``runtime.store`` (a ``GovernedStore``), and the
+            profile tool offers the default profile fields.
 
     Returns:
         ``memory_search``, ``memory_search_confirmed``, ``memory_manage``,

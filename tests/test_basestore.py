@@ -195,7 +195,9 @@ def test_levels_map_to_namespaces(open_store: Callable[..., Any]) -> None:
     coder = Owner("alice", agent="coder", workspace="/repo")
     ns_agent_ws = ("memories", "alice", "agent", "coder", "workspace", "/repo")
     ns_ws = ("memories", "alice", "workspace", "/repo")
-    store.put(ns_agent_ws, "style", {"content": "Alice wants four-space indents", "kind": "instruction"})
+    store.put(
+        ns_agent_ws, "style", {"content": "Alice wants four-space indents", "kind": "instruction"}
+    )
     store.put(ns_ws, "db", {"content": "Alice's repo uses PostgreSQL"})
     for p in memory.list_pending(coder):
         assert memory.decide(coder, p.id, "approve").status == "approved"
@@ -208,7 +210,9 @@ def test_levels_map_to_namespaces(open_store: Callable[..., Any]) -> None:
     assert got is not None and got.value["kind"] == "instruction"
     assert store.get(ns_ws, "style") is None  # another level's item
     assert store.get(NS, "db") is None  # the global namespace does not see the workspace
-    listed = store.list_namespaces(prefix=("memories", "alice", "agent", "coder", "workspace", "/repo"))
+    listed = store.list_namespaces(
+        prefix=("memories", "alice", "agent", "coder", "workspace", "/repo")
+    )
     assert listed == [ns_agent_ws]
     found = store.search(("memories", "alice", "workspace", "/repo"))
     assert [(i.namespace, i.key) for i in found] == [(ns_ws, "db")]
