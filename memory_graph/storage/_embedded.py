@@ -25,7 +25,7 @@ from typing import Any
 
 from ..errors import StorageUnavailableError
 
-__all__ = ["default_data_dir", "start_embedded"]
+__all__ = ["default_data_dir", "start_embedded", "stop_embedded"]
 
 _ROOT_DATA_DIR = Path("/var/lib/memory-graph")
 _started: dict[Path, Any] = {}
@@ -138,3 +138,21 @@ def start_embedded(data_dir: str | Path | None = None) -> str:
             _install_sigterm_exit()
             _started[pgdata] = server
     return str(server.get_uri())
+
+
+def stop_embedded(data_dir: str | Path | None = None) -> bool:
+    """Release this process's handle on the embedded server started by :func:`start_embedded`.
+
+    The server stops when its last process lets go (other processes keep it alive). Used
+    by long-running hosts (``langgraph dev``) whose shutdown does not end the process.
+
+    Returns:
+        Whether this process held a handle.
+    """
+    base = Path(data_dir).expanduser().resolve() if data_dir else default_data_dir()
+    with _guard:
+        server = _started.pop(base / "pgdata", None)
+    if server is None:
+        return False
+    server.cleanup()
+    return True
