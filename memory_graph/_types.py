@@ -75,7 +75,13 @@ class Limits:
     snapshot_limit: int = 20
     snapshot_bytes: int = 8192
     snapshot_tokens: int = 2048
-    proposal_ttl: timedelta = timedelta(minutes=15)
+    proposal_ttl: timedelta = timedelta(days=3)
+    """How long a proposal waits for a decision: long enough to approve out of band (from
+    the inbox, another process, the next working day). Deciding later marks it ``expired``."""
+    expired_window: timedelta = timedelta(days=7)
+    """How long the inbox keeps showing a proposal that expired undecided."""
+    rejection_ttl: timedelta = timedelta(days=30)
+    """How long a rejected proposal is remembered and not proposed again."""
     max_import_records: int = 100
     max_query_chars: int = 2048
     profile_fields: tuple[str, ...] = DEFAULT_PROFILE_FIELDS

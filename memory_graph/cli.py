@@ -358,14 +358,19 @@ def inbox(
     check_text("--thread", thread)
     with open_store(ctx) as store:
         pending = store.list_pending(owner, thread_id=thread)
+        expired = store.list_expired(owner, thread_id=thread)
     items = [render.proposal_dict(p) for p in pending]
     if as_json:
         render.print_json(console, items)
         return
     if not items:
         console.print("No pending proposals.")
-        return
-    console.print(render.proposals_table(items, title=f"Inbox: {len(items)} pending"))
+    else:
+        console.print(render.proposals_table(items, title=f"Inbox: {len(items)} pending"))
+    if expired:
+        old = [render.proposal_dict(p) for p in expired]
+        title = f"Expired undecided: {len(old)} (nothing was written; propose again to decide)"
+        console.print(render.proposals_table(old, title=title))
 
 
 @inbox_app.command("decide", cls=core.CleanCommand)

@@ -312,7 +312,8 @@ def create_extract_memories(store: AnyStore | None = None, *, extractor: Any = N
                         # The store's guard or validation refused it: count it, keep nothing.
                         categories["refused"] += 1
                     else:
-                        created.append(proposal)
+                        if proposal.status == "pending":  # not one the owner rejected before
+                            created.append(proposal)
             report["blocked"] = sum(categories.values())
             report["blocked_categories"] = dict(sorted(categories.items()))
             report["proposed"] = len(created)

@@ -130,6 +130,11 @@ def _framed(text: str) -> str:
 
 
 def _proposed(proposal: Proposal) -> str:
+    if proposal.status == "rejected":
+        return _framed(
+            f"Not proposed: the user rejected this {proposal.operation} before "
+            f"(proposal {proposal.id}). Do not ask again unless the user brings it up."
+        )
     return _framed(
         f"Proposed {proposal.operation} (proposal {proposal.id}): {proposal.diff}. "
         "Nothing is saved until the user approves it."

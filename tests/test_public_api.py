@@ -91,6 +91,7 @@ STORE_API = [
     "index_embeddings",
     "limits",
     "list_evidence",
+    "list_expired",
     "list_pending",
     "list_records",
     "list_threads",

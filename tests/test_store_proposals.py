@@ -11,6 +11,7 @@ from _stores import T0, db_state
 from memory_graph import (
     ApprovalPolicy,
     IdempotencyConflictError,
+    Limits,
     NotFoundError,
     Owner,
     ValidationError,
@@ -31,7 +32,7 @@ def test_propose_is_deterministic_and_writes_no_memory(store, pg_dsn):
                       level="user")
     assert p.status == "pending" and p.operation == "add" and p.diff == "+ fact: Works at ACME"
     assert p.id == proposal_id(ALICE.scope_id, p.idempotency_key) and len(p.id) == 32
-    assert p.expires_at == T0 + timedelta(minutes=15) and p.guard["allowed"] is True
+    assert p.expires_at == T0 + Limits().proposal_ttl and p.guard["allowed"] is True
     again = store.propose(ALICE, "add", dict(ADD), evidence={"source_event_id": "m1",
                                                             "quote": "ACME"}, level="user")
     # a replay is flagged (issue 8 §7), and is otherwise the stored proposal

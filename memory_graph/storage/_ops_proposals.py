@@ -50,6 +50,7 @@ from ._ops_records import (
     lock,
     statement,
 )
+from ._ops_rejections import remember_rejection_op
 from ._rows import (
     commit_result_from_json,
     commit_result_to_json,
@@ -266,6 +267,7 @@ def _decide(
     if dec == "reject":
         res = CommitResult(pid, "rejected", op, message=message or "")
         yield from _finish(ctx, row, "rejected", res, record)
+        yield from remember_rejection_op(row, now, limits)
         return res
     out = yield from _apply(ctx, row, new_args, locked)
     while True:

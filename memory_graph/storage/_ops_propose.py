@@ -23,6 +23,7 @@ from ._driver import Op, Query
 from ._ops_prefs import pref_row, profile_row
 from ._ops_reads import get_record_op
 from ._ops_records import CommitContext, Locked, audit_row, locked_record
+from ._ops_rejections import find_rejection_op, rejection_fingerprint
 from ._rows import proposal_from_row
 
 __all__ = ["commit_context", "guard_args", "propose_op", "propose_row", "untrusted_args"]
@@ -246,6 +247,9 @@ def propose_row(
     )
     pid = proposal_id(owner.scope_id, key)
     phash = payload_hash(op, ident.level, target, norm)
+    refused = yield from _remembered_rejection(owner, pid, op, ident, target, norm, now)
+    if refused is not None:
+        return refused, False, locked
     ctx = commit_context(owner, ident, now, "system", pid, "user-confirmed", ev, limits)
     proposed = audit_row(
         ctx,
@@ -312,6 +316,38 @@ def propose_row(
             )
         return row, False, locked
     raise ConflictError("a concurrent proposal with the same id appeared: retry")  # unreachable
+
+
+def _remembered_rejection(
+    owner: Owner,
+    pid: str,
+    op: str,
+    ident: Identity,
+    target: str | None,
+    norm: dict[str, Any],
+    now: datetime,
+) -> Op[dict[str, Any] | None]:
+    """The rejected proposal to return instead of proposing a write the owner refused.
+
+    A replay of an existing proposal (same id) is never redirected.
+    """
+    exists = yield Query(
+        "SELECT 1 AS x FROM mg_proposals WHERE scope_id = %s AND id = %s",
+        (owner.scope_id, pid),
+        fetch="one",
+    )
+    if exists is not None:
+        return None
+    fingerprint = rejection_fingerprint(op, ident, target, norm)
+    rejected = yield from find_rejection_op(owner.scope_id, fingerprint, now)
+    if rejected is None:
+        return None
+    row: dict[str, Any] | None = yield Query(
+        "SELECT * FROM mg_proposals WHERE scope_id = %s AND id = %s",
+        (owner.scope_id, rejected),
+        fetch="one",
+    )
+    return None if row is None else {**row, "inserted": False}
 
 
 def commit_context(

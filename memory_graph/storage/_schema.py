@@ -423,4 +423,23 @@ MIGRATIONS: list[str] = [
       AND p.operation IN ('replace', 'remove')
       AND (p.agent_key, p.workspace_key) IS DISTINCT FROM (r.agent_key, r.workspace_key);
     """,
+    # v10: remembered rejections: a proposal a person rejected is not proposed
+    # again while its row is unexpired. Keyed by scope_id first (erasing a user deletes by
+    # scope_id); the fingerprint covers the target identity, operation, target and the
+    # folded args (see _ops_rejections.py).
+    """
+    CREATE TABLE IF NOT EXISTS mg_rejections (
+        scope_id      text NOT NULL,
+        fingerprint   text NOT NULL,
+        agent_key     text NOT NULL,
+        workspace_key text NOT NULL,
+        level         text NOT NULL,
+        operation     text NOT NULL,
+        target_key    text,
+        proposal_id   text NOT NULL,
+        rejected_at   timestamptz NOT NULL,
+        expires_at    timestamptz NOT NULL,
+        PRIMARY KEY (scope_id, fingerprint)
+    );
+    """,
 ]

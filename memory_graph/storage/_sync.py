@@ -53,6 +53,7 @@ from ._ops_persona import (
     set_persona_op,
 )
 from ._ops_records import reinforce_op
+from ._ops_rejections import list_expired_op
 from ._setup import resolve_dsn, setup_op
 from ._vector import (
     embeddings_ready_op,
@@ -440,6 +441,12 @@ class MemoryStore(StoreBase):
     def list_pending(self, owner: Owner, *, thread_id: str | None = None) -> list[Proposal]:
         """The inbox: pending, unexpired proposals, oldest first."""
         return self._read(P.list_pending_op(owner, thread_id=thread_id, clock=self._clock))
+
+    def list_expired(self, owner: Owner, *, thread_id: str | None = None) -> list[Proposal]:
+        """Proposals that expired undecided recently (``Limits.expired_window``), newest first."""
+        return self._read(
+            list_expired_op(owner, thread_id=thread_id, clock=self._clock, limits=self._limits)
+        )
 
     def decide(
         self,
