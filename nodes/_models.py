@@ -94,12 +94,36 @@ def _context_values(text: str) -> dict[str, str]:
     }
 
 
+_RECALLED = re.compile(r"^- \[[^\]\n]*\] (.+)$", re.MULTILINE)
+_SKIP_KEYS = {"name", "call_them"}
+
+
+def _remembered(text: str, limit: int = 3) -> list[str]:
+    """What the prompt's memory blocks hold: recalled records, then context values."""
+    items: list[str] = []
+    start, end = text.find("<memory_source>"), text.find("</memory_source>")
+    if 0 <= start < end:
+        items += [html.unescape(m.group(1)).strip() for m in _RECALLED.finditer(text[start:end])]
+    for key, value in _context_values(text).items():
+        if key not in _SKIP_KEYS:
+            items.append(f"{key.replace('_', ' ')}: {value}")
+    out: list[str] = []
+    for item in items:
+        short = item if len(item) <= 80 else item[:79] + "…"
+        folded = re.sub(r"[._\s]+", " ", short.casefold())
+        if short and all(re.sub(r"[._\s]+", " ", o.casefold()) != folded for o in out):
+            out.append(short)
+    return out[:limit]
+
+
 class OfflineChatModel(BaseChatModel):
     """A deterministic chat model that reads the memory blocks of its system prompt.
 
     It greets the user by the remembered ``call_them`` or ``name`` profile field, answers in
     Chinese when a ``reply_language``/``language`` preference says so, and keeps it to one
-    sentence when a ``reply_length``/``verbosity`` preference asks for short answers. It never
+    sentence when a ``reply_length``/``verbosity`` preference asks for short answers.
+    Otherwise it says what it recalled (up to three items from the prompt's memory blocks),
+    or that it knows nothing yet; it never claims a memory the prompt does not hold. It never
     calls tools; ``bind_tools`` returns the model itself, so it fits any tool-calling graph.
 
     >>> from langchain_core.messages import HumanMessage, SystemMessage
@@ -123,7 +147,7 @@ class OfflineChatModel(BaseChatModel):
         return self
 
     def reply(self, messages: Sequence[BaseMessage]) -> str:
-        """The deterministic reply to ``messages``."""
+        """The deterministic reply to ``messages``: it says only what memory holds."""
         system = "\n".join(str(m.content) for m in messages if m.type == "system")
         values = _context_values(system)
         name = values.get("call_them") or values.get("name")
@@ -131,14 +155,17 @@ class OfflineChatModel(BaseChatModel):
         length = (values.get("reply_length") or values.get("verbosity") or "").casefold()
         chinese = language in _CHINESE or language.startswith("zh")
         short = length in _SHORT
+        known = _remembered(system)
         if chinese:
             text = f"你好，{name}！" if name else "你好！"
             if not short:
-                text += "我记得你的偏好。"
+                text += f"我记得：{'；'.join(known)}。" if known else ""
+                text += "" if known or name else "我还不了解你。"
         else:
             text = f"Hello, {name}!" if name else "Hello!"
             if not short:
-                text += " I remember your preferences."
+                text += f" I remember: {'; '.join(known)}." if known else ""
+                text += "" if known or name else " I don't know anything about you yet."
         return text
 
     def _generate(

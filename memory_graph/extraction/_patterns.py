@@ -1,9 +1,12 @@
 """The offline pattern extractor: explicit self-statements in Chinese and English.
 
-It covers what users state most often and most plainly: how to address them, their name,
-occupation, time zone, reply language, reply length and style, tools, "remember that ...",
-and retractions ("don't call me X anymore", "别再叫我X了"). Each candidate quotes the
-sentence it came from.
+It covers what users state most often and most plainly: how to address them, their name
+("I'm Alice", "我是小明"), occupation, employer ("I work at Acme", "我在阿里巴巴工作"),
+time zone, reply and native language, reply length and style, interface theme ("I prefer
+dark mode", "我喜欢深色模式"), tools ("I use Vim", "我用 Emacs"),
+"remember that ...", and retractions ("don't call me X anymore", "别再叫我X了", "I no
+longer work at X"). A stated like with no known key ("I love hiking", "我喜欢爬山") is kept
+as a fact in the user's own words. Each candidate quotes the sentence it came from.
 
 Sentences are skipped when they are hypothetical ("if I were ..."), report someone else's
 words ("my friend said ..."), are questions (polite requests excepted), or sit in a
@@ -154,6 +157,13 @@ _LANG_ZH = (
     r"(?P<v>简体中文|繁体中文|中文|英文|英语|汉语|普通话|粤语|日语|日文|韩语|法语|德语|"
     r"西班牙语|俄语)"
 )
+_ORG_EN = r"(?P<v>[A-Z][\w&'’.-]*(?:\s+(?:[A-Z][\w&'’.-]*|&|of|and)){0,3})"
+_ORG_ZH = r"\s*(?P<v>[\u4e00-\u9fffA-Za-z0-9][\u4e00-\u9fffA-Za-z0-9&·.\- ]{1,19}?)\s*"
+_ORG_EN_W = _ORG_EN.replace("?P<v>", "?P<w>")
+_ORG_ZH_W = _ORG_ZH.replace("?P<v>", "?P<w>")
+_ORG_STOP = frozenset(
+    "家 家里 这里 那里 这儿 那儿 公司 单位 学校 外面 本地 远程 线上 办公室 the a home".split()
+)
 _TOOLS: dict[str, str] = {
     "tools.editor": r"neovim|nvim|vim|emacs|vs ?code|visual studio code|visual studio|"
     r"sublime text|sublime|intellij(?: idea)?|pycharm|webstorm|cursor|zed|helix|nano|xcode|"
@@ -192,9 +202,11 @@ def _profile(field: str, action: str = "set") -> Callable[[re.Match[str]], dict[
     return build
 
 
-def _pref(key: str | None, action: str = "set") -> Callable[[re.Match[str]], dict[str, Any]]:
-    def build(m: re.Match[str]) -> dict[str, Any]:
-        value = _value(m).strip()
+def _pref(key: str | None, action: str = "set") -> Callable[[re.Match[str]], dict[str, Any] | None]:
+    def build(m: re.Match[str]) -> dict[str, Any] | None:
+        value = _value(m).strip(" ,.;:!")
+        if not value or value.casefold() in _ORG_STOP:
+            return None
         return {
             "kind": "preference",
             "key": key or _tool_key(value),
@@ -203,6 +215,51 @@ def _pref(key: str | None, action: str = "set") -> Callable[[re.Match[str]], dic
         }
 
     return build
+
+
+_NOT_A_NAME = frozenset(
+    "american british english french german chinese japanese korean canadian indian italian "
+    "spanish russian australian fine good great okay ok sorry sure ready done busy free happy "
+    "tired hungry home here there new vegan vegetarian single married retired alone glad back "
+    "afraid right wrong serious late early online offline available admin administrator "
+    "root system user assistant bot developer mode god".split()
+)
+
+
+def _name(m: re.Match[str]) -> dict[str, Any] | None:
+    """A self-introduction ("I'm Alice", "我是小明") that is not a role or a state."""
+    value = _value(m).strip()
+    first = value.split()[0].casefold() if value else ""
+    if first in _NOT_A_NAME or first in _NAME_STOP:
+        return None
+    if re.search(rf"{_OCC_ZH}$|[人的了啊呀吧呢]$|^(?:谁|一个|一名|一位|这|那)", value):
+        return None
+    if re.fullmatch(_OCC_EN, value, _I):
+        return None
+    return {"kind": "fact", "key": "profile.name", "value": value, "action": "set"}
+
+
+_GENERIC: tuple[re.Pattern[str], ...] = (
+    re.compile(
+        r"\bi (?:really |much |strongly |usually |always )?(?:prefer|like|love|enjoy)\s+"
+        r"(?!(?:it|that|this|them|you|your|what|how|when|to be|not|the idea)\b)"
+        r"(?P<v>[^.!?]{2,80})",
+        re.IGNORECASE,
+    ),
+    re.compile(
+        r"我(?:很|非常|比较|更|最|特别)?(?:喜欢|偏好|爱)(?!你|它|这|那|他|她)(?P<v>[^，。！？,.!?]{1,40})"
+    ),
+)
+"""Stated likes without a known key: kept as a fact in the user's own words."""
+
+
+def _generic(sentence: str) -> dict[str, Any] | None:
+    for pattern in _GENERIC:
+        if pattern.search(sentence):
+            content = sentence.strip(" ,.;:!。！，：")
+            if len(content) >= 2:
+                return {"kind": "fact", "content": content, "action": "set"}
+    return None
 
 
 def _remember(m: re.Match[str]) -> dict[str, Any] | None:
@@ -349,9 +406,76 @@ _RULES: tuple[Rule, ...] = (
     ),
     (
         re.compile(
-            rf"我(?:一般|平时|主要|习惯|通常|一直|现在|都)?(?:用|使用)(?P<v>{_TOOL_ALL})", _I
+            rf"我(?:一般|平时|主要|习惯|通常|一直|现在|都)?(?:用|使用)(?:的是)?\s*(?P<v>{_TOOL_ALL})"
+            r"(?![A-Za-z])",
+            _I,
         ),
         _pref(None),
+    ),
+    # "I'm Alice." / "Hi, I'm Alice Chen, ..." (a capitalised name closing the clause)
+    (
+        re.compile(
+            r"(?:^|[,;.!]\s*|\b(?i:hi|hello|hey)[,!]?\s+)(?i:i'm|i’m|i am|this is)\s+"
+            r"(?P<v>[A-Z][a-z'’-]+(?:\s+[A-Z][a-z'’-]+)?)(?=\s*(?:[,;.!]|$))"
+        ),
+        _name,
+    ),
+    (
+        re.compile(
+            r"^(?:(?:你好|您好|嗨|大家好)[，,！!]?\s*)?我是(?P<v>[\u4e00-\u9fff]{2,4})[。！!.]?$"
+        ),
+        _name,
+    ),
+    # employer
+    (
+        re.compile(
+            r"\b(?i:i (?:no longer work|don't work|do not work|stopped working|quit working))"
+            rf"\s+(?i:at|for)\s+{_ORG_EN}|\b(?i:i (?:left|quit))\s+{_ORG_EN_W}"
+        ),
+        _pref("work.employer", "retract"),
+    ),
+    (
+        re.compile(
+            r"\b(?i:i work|i'm working|i am working|i currently work|i'm employed|i am employed)"
+            rf"\s+(?i:at|for|by)\s+{_ORG_EN}|\b(?i:my (?:employer|company) is)\s+{_ORG_EN_W}"
+        ),
+        _pref("work.employer"),
+    ),
+    (
+        re.compile(rf"我(?:已经)?(?:不在|离开了?){_ORG_ZH}(?:工作|上班)?了"),
+        _pref("work.employer", "retract"),
+    ),
+    (
+        re.compile(
+            rf"我(?:现在|目前|一直)?(?:在{_ORG_ZH}(?:工作|上班|任职)|(?:就职|任职)于{_ORG_ZH_W})"
+        ),
+        _pref("work.employer"),
+    ),
+    # native language
+    (
+        re.compile(
+            rf"\bmy (?:native|first|mother) (?:language|tongue) is {_LANG_EN}\b"
+            rf"|\bi(?:'m| am) a native {_LANG_EN.replace('?P<v>', '?P<w>')} speaker\b",
+            _I,
+        ),
+        _profile("language"),
+    ),
+    (re.compile(rf"我的母语是{_LANG_ZH}"), _profile("language")),
+    # interface theme and indentation
+    (
+        re.compile(
+            r"\bi (?:prefer|like|use|want|love|always use)\s+(?P<v>(?:dark|light) (?:mode|theme))"
+            r"|\b(?P<w>(?:dark|light) (?:mode|theme)) (?:please|only)\b",
+            _I,
+        ),
+        _pref("ui.theme"),
+    ),
+    (
+        re.compile(
+            r"我?(?:更|比较)?(?:喜欢|偏好|习惯|用|要)(?P<v>(?:深色|暗色|黑色|浅色|亮色|白色)"
+            r"(?:模式|主题))"
+        ),
+        _pref("ui.theme"),
     ),
     (
         re.compile(r"\b(?:please\s+)?remember(?:\s+that|:)\s*(?P<v>.+)", _I),
@@ -386,6 +510,7 @@ def extract_patterns(messages: Sequence[BaseMessage]) -> list[CandidateModel]:
             if not _usable(sentence):
                 continue
             seen: set[tuple[str | None, str | None]] = set()
+            found = len(out)
             retracted = False
             for pattern, build in _RULES:
                 for m in pattern.finditer(sentence):
@@ -404,6 +529,11 @@ def extract_patterns(messages: Sequence[BaseMessage]) -> list[CandidateModel]:
                             **fields, quote=sentence, message_index=index, confidence=0.8
                         )
                     )
+            generic = _generic(sentence) if len(out) == found else None
+            if generic is not None and not _inside_quotes(sentence, 0):
+                out.append(
+                    CandidateModel(**generic, quote=sentence, message_index=index, confidence=0.7)
+                )
     return out
 
 
