@@ -103,6 +103,12 @@ def test_rejection_memory_expires(make_store: Any, clock: Any) -> None:
     assert later.status == "pending" and later.id != first.id
 
 
+def test_policy_rejections_are_not_remembered(store: Any) -> None:
+    first = _add(store, ALICE, FACT, "e1")
+    store.decide(ALICE, first.id, "reject", actor="policy")
+    assert _add(store, ALICE, FACT, "e2").status == "pending"
+
+
 def test_approval_and_expiry_are_not_rejections(store: Any, clock: Any) -> None:
     yes = _add(store, ALICE, FACT, "e1", ttl=timedelta(minutes=1))
     clock.advance(minutes=2)

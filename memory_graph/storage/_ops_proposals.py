@@ -267,7 +267,8 @@ def _decide(
     if dec == "reject":
         res = CommitResult(pid, "rejected", op, message=message or "")
         yield from _finish(ctx, row, "rejected", res, record)
-        yield from remember_rejection_op(row, now, limits)
+        if not actor.startswith(("policy", "grant:")):  # a person said no; a rule is no news
+            yield from remember_rejection_op(row, now, limits)
         return res
     out = yield from _apply(ctx, row, new_args, locked)
     while True:

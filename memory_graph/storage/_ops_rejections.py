@@ -1,6 +1,7 @@
 """Approval that can wait: remembered rejections, and recently expired proposals.
 
-Remembered rejections: what the owner said "no" to is not proposed again for a while.
+Remembered rejections: what a person said "no" to is not proposed again for a while (a
+policy's automatic rejection is a rule, not news, and is not remembered).
 
 When a proposal is rejected, its fingerprint is stored in ``mg_rejections`` with an expiry
 (``Limits.rejection_ttl``). Proposing a write with the same fingerprint before that expiry
