@@ -10,6 +10,7 @@ never imports ``nodes``.
 
 from __future__ import annotations
 
+from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 from ._identity import IDENTITY_LEVELS, Identity, IdentityLevel, Owner, loose_user_id
@@ -60,6 +61,12 @@ from .errors import (
 )
 from .policy import ApprovalPolicy
 from .storage import AsyncMemoryStore, MemoryStore
+
+try:
+    __version__: str = version("langgraph-memory-graph")
+    """The installed distribution's version (``pyproject.toml``)."""
+except PackageNotFoundError:  # a source tree that was never installed
+    __version__ = "0.0.0+unknown"
 
 __all__ = [
     "ApprovalPolicy",

@@ -6,7 +6,9 @@ the embedded server, started once per session in a temporary directory.
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import tempfile
 import uuid
 from collections.abc import Iterator
@@ -26,7 +28,10 @@ if os.environ.get("CI"):
 # Store fixtures (store, make_store, clock) shared by the store suites.
 pytest_plugins = ["_stores"]
 
-os.environ.setdefault("XDG_RUNTIME_DIR", tempfile.mkdtemp(prefix="mg-runtime-"))
+if not os.environ.get("XDG_RUNTIME_DIR"):
+    _runtime = tempfile.mkdtemp(prefix="mg-runtime-")
+    os.environ["XDG_RUNTIME_DIR"] = _runtime
+    atexit.register(shutil.rmtree, _runtime, True)
 
 
 @pytest.fixture(scope="session")
@@ -38,8 +43,14 @@ def pg_server_dsn() -> Iterator[str]:
         return
     from memory_graph.storage._embedded import start_embedded
 
+    from memory_graph.storage._embedded import stop_embedded
+
     base = Path(tempfile.mkdtemp(prefix="mg-test-pg-"))
-    yield start_embedded(base)
+    try:
+        yield start_embedded(base)
+    finally:
+        stop_embedded(base)  # stop the server, then drop its ~50 MB data directory
+        shutil.rmtree(base, ignore_errors=True)
 
 
 def _with_db(dsn: str, dbname: str) -> str:

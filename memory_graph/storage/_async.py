@@ -160,6 +160,13 @@ class AsyncMemoryStore(StoreBase):
         """Close the connection pool."""
         await self._pool.close()
 
+    async def __aenter__(self) -> AsyncMemoryStore:
+        """``async with await AsyncMemoryStore.open() as store:`` closes the pool on exit."""
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
     async def _run(self, op: Op[T], *, readonly: bool = False) -> T:
         try:
             async with self._pool.connection() as conn:

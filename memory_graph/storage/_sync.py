@@ -164,6 +164,13 @@ class MemoryStore(StoreBase):
         """Close the connection pool."""
         self._pool.close()
 
+    def __enter__(self) -> MemoryStore:
+        """``with MemoryStore.open() as store:`` closes the pool on exit."""
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def _run(self, op: Op[T], *, readonly: bool = False) -> T:
         try:
             with self._pool.connection() as conn:
