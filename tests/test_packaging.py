@@ -9,8 +9,6 @@ import sys
 import tarfile
 from pathlib import Path
 
-import pytest
-
 import memory_graph
 from memory_graph import AsyncMemoryStore, MemoryStore, Owner
 
