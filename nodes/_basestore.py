@@ -30,8 +30,10 @@ the governed memory. It is an adapter over a ``MemoryStore`` or ``AsyncMemorySto
 Differences from a plain key-value store, and why: a ``put`` is not visible to ``get``
 until it is approved (human approval is the point); values are text memories, not
 arbitrary JSON (they are guarded, tokenized and rendered into prompts); a search must name
-one user (there is no cross-user listing); ``index=`` is ignored (every record is indexed
-for recall); ``ttl`` (minutes) becomes the record's ``expires_at`` and reads never refresh
+one user (there is no cross-user listing); the same content under a second key is a
+duplicate of the stored memory (it raises that memory's confidence, and the second key finds
+nothing); keys and namespace labels refuse control and format characters; ``index=`` is
+ignored (every record is indexed for recall); ``ttl`` (minutes) becomes the record's ``expires_at`` and reads never refresh
 it; a batch is not one transaction (each write is its own proposal).
 """
 
@@ -40,6 +42,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
+import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
@@ -220,6 +223,8 @@ class GovernedStore(BaseStore):
         shape = "(" + ", ".join(repr(p) for p in base) + ", ...)"
         if not isinstance(namespace, tuple) or any(not isinstance(p, str) for p in namespace):
             raise ValidationError(f"a namespace is a tuple of strings like {shape}")
+        for part in namespace:
+            _check_label("a namespace label", part)
         if len(namespace) <= self._user_at:
             raise ScopeError(
                 f"a governed store reads one user at a time: the namespace {namespace!r} "
@@ -379,6 +384,7 @@ class GovernedStore(BaseStore):
         assert level is not None
         if not isinstance(op.key, str) or not op.key.strip():
             raise ValidationError("an item key must be a non-blank string")
+        _check_label("an item key", op.key)
         thread_id = (config or {}).get("configurable", {}).get("thread_id")
         thread = None if thread_id is None else str(thread_id)
         evidence = {"source": "store", "thread_id": thread}
@@ -466,6 +472,13 @@ def _within(named: Owner, run: Owner) -> bool:
     if named.workspace is not None and named.workspace_key != run.workspace_key:
         return False
     return named.agent is None or named.agent_key == run.agent_key
+
+
+def _check_label(what: str, text: str) -> None:
+    """Refuse control and format characters (newlines, NUL, bidi overrides) in ids."""
+    bad = sorted({f"U+{ord(c):04X}" for c in text if unicodedata.category(c).startswith("C")})
+    if bad:
+        raise ValidationError(f"{what} contains control or format characters {bad}: remove them")
 
 
 def _check_value(value: Any) -> tuple[str, str]:

@@ -290,6 +290,14 @@ def test_hostile_values_are_refused(open_store: Callable[..., Any], value: Any) 
     assert memory.list_pending(ALICE) == [] and memory.list_records(ALICE) == []
 
 
+@pytest.mark.parametrize("key", ["a\nb", "a\x00b", "\u202eevil", "x" * 5000, " ", ""])
+def test_hostile_keys_are_refused(open_store: Callable[..., Any], key: str) -> None:
+    store, memory = open_store(grant=True)
+    with pytest.raises(ValidationError):
+        store.batch([PutOp(NS, key, {"content": "Alice likes tea"})])
+    assert memory.list_pending(ALICE) == [] and memory.list_records(ALICE) == []
+
+
 def test_huge_content_is_refused(open_store: Callable[..., Any]) -> None:
     store, memory = open_store(grant=True)
     with pytest.raises(MemoryGraphError):
@@ -306,6 +314,9 @@ def test_huge_content_is_refused(open_store: Callable[..., Any]) -> None:
         ("memories", "alice", "workspace", "/r", "agent", "a"),
         ("memories", "alice", "bogus", "x"),
         ("memories", "   "),
+        ("memories", "alice\n"),
+        ("memories", "al\x00ice"),
+        ("memories", "x" * 1000),
     ],
 )
 def test_bad_namespaces_are_refused(open_store: Callable[..., Any], namespace: Any) -> None:
@@ -338,6 +349,16 @@ def test_users_are_isolated(open_store: Callable[..., Any]) -> None:
     store.put(bob, "k", {"content": "Bob likes tea"})  # no grant for bob: pending
     assert store.get(bob, "k") is None
     assert store.get(NS, "k").value["content"] == "Alice likes tea"
+
+
+def test_the_same_content_under_a_second_key_is_a_duplicate(
+    open_store: Callable[..., Any],
+) -> None:
+    store, memory = open_store(grant=True)
+    store.put(NS, "first", {"content": "Alice likes tea"})
+    store.put(NS, "second", {"content": "Alice likes tea"})
+    assert store.get(NS, "first") is not None and store.get(NS, "second") is None
+    assert len(memory.list_records(ALICE)) == 1
 
 
 def test_ttl_becomes_expiry_and_bad_ttl_is_refused(open_store: Callable[..., Any]) -> None:
