@@ -33,8 +33,9 @@ arbitrary JSON (they are guarded, tokenized and rendered into prompts); a search
 one user (there is no cross-user listing); the same content under a second key is a
 duplicate of the stored memory (it raises that memory's confidence, and the second key finds
 nothing); keys and namespace labels refuse control and format characters; ``index=`` is
-ignored (every record is indexed for recall); ``ttl`` (minutes) becomes the record's ``expires_at`` and reads never refresh
-it; a batch is not one transaction (each write is its own proposal).
+ignored (every record is indexed for recall); ``ttl`` (minutes) becomes the record's
+``expires_at`` and reads never refresh it; a batch is not one transaction (each write is its
+own proposal).
 """
 
 from __future__ import annotations
