@@ -48,7 +48,7 @@ from memory_graph import ApprovalPolicy
 
 from ._basestore import GovernedStore
 from ._context import MemoryContext, resolve_owner
-from ._core import AnyStore
+from ._core import AnyStore, ConfigurationError
 from ._drive import drive_async, drive_sync, is_async_store
 from ._evidence import (
     EvidencePolicy,
@@ -188,9 +188,15 @@ def build_memory_graph(
     """
     if isinstance(store, GovernedStore):
         store = None  # the nodes read runtime.store: compile(store=governed)
+    if store is None and evidence is not None:
+        raise ConfigurationError(
+            "tool evidence needs the memory store at build time: pass a MemoryStore or "
+            "AsyncMemoryStore as store= (not a GovernedStore or None) when evidence= is set"
+        )
+    ev_store: Any = store  # not None whenever evidence is set (checked above)
     all_tools = [*(create_memory_tools(store) if memory_tools else []), *tools]
     if evidence is not None:
-        all_tools.append(create_read_evidence_tool(store, evidence, tools=tools))
+        all_tools.append(create_read_evidence_tool(ev_store, evidence, tools=tools))
     builder: StateGraph[MemoryState, MemoryContext, MemoryState, MemoryState] = StateGraph(
         MemoryState, context_schema=MemoryContext
     )
@@ -221,7 +227,7 @@ def build_memory_graph(
         builder.add_edge(first, "agent")
     if all_tools:
         if evidence is not None:
-            builder.add_node("tools", create_evidence_tool_node(all_tools, store, evidence))
+            builder.add_node("tools", create_evidence_tool_node(all_tools, ev_store, evidence))
         else:
             builder.add_node("tools", ToolNode(all_tools))
         builder.add_node("collect_proposals", create_extract_memories(store, extractor=extractor))
