@@ -44,6 +44,7 @@ import asyncio
 import logging
 import math
 import unicodedata
+import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
@@ -284,7 +285,14 @@ class GovernedStore(BaseStore):
         return [r for r in records if r.identity.level == level and r.kind in _KINDS]
 
     def _find(self, owner: Owner, level: str, key: str) -> Body[Record | None]:
-        records = yield Call("list_records", (owner,))
+        records = yield Call("list_records", (owner,), {"kinds": list(_KINDS), "key": key})
+        if not records and _is_uuid(key):  # an item keyed by its record id (it has no key)
+            try:
+                by_id: Record = yield Call("get_record", (owner, key))
+            except NotFoundError:
+                return None
+            now = self.memory_store.clock()
+            records = [by_id] if by_id.key is None and by_id.is_active(now) else []
         found = [r for r in self._in_level(owner, level, records) if self._item_key(r) == key]
         return found[-1] if found else None
 
@@ -329,6 +337,12 @@ class GovernedStore(BaseStore):
         scored: list[tuple[Record, float | None]]
         if op.query and op.query.strip():
             top = self.memory_store.limits.max_search_limit
+            exact = op.filter is None and all(
+                self.namespace_for(owner, i.level)[: len(prefix)] == prefix
+                for i in owner.identities()
+            )  # every visible record is in the prefix: the store's top-K is the answer
+            if exact:
+                top = max(1, min(top, op.offset + op.limit))
             hits = yield Call("search", (owner, op.query), {"limit": top, "kinds": list(_KINDS)})
             scored = [(h.record, h.score) for h in hits]
         else:
@@ -464,6 +478,14 @@ def governed_from_runtime(runtime_store: Any) -> GovernedStore:
         f"{type(runtime_store).__name__}: compile with store=GovernedStore(memory_store) "
         "(or set store.path in langgraph.json), or pass the store to the node factory"
     )
+
+
+def _is_uuid(text: str) -> bool:
+    try:
+        uuid.UUID(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _within(named: Owner, run: Owner) -> bool:

@@ -385,3 +385,26 @@ def test_template_validation() -> None:
     for bad in [(), ("memories",), ("{user_id}", "{user_id}"), ("m", "{agent}", "{user_id}")]:
         with pytest.raises(ValidationError):
             GovernedStore(None, namespace=bad)  # type: ignore[arg-type]
+
+
+def test_a_record_without_key_is_addressed_by_its_id(open_store: Callable[..., Any]) -> None:
+    store, memory = open_store(grant=True)
+    result = memory.add(ALICE, "fact", "Alice keeps bees")  # e.g. approved from extraction
+    item = store.get(NS, result.record_id)
+    assert item is not None and item.key == result.record_id
+    store.put(NS, result.record_id, {"content": "Alice keeps two hives of bees"})
+    (record,) = memory.list_records(ALICE)
+    assert (record.id, record.content, record.version) == (
+        result.record_id,
+        "Alice keeps two hives of bees",
+        2,
+    )
+    assert store.get(NS, "00000000-0000-0000-0000-000000000000") is None
+
+
+def test_list_records_filters_by_key(open_store: Callable[..., Any]) -> None:
+    store, memory = open_store(grant=True)
+    store.put(NS, "a", {"content": "Alice likes tea"})
+    store.put(NS, "b", {"content": "Alice likes cocoa"})
+    assert [r.content for r in memory.list_records(ALICE, key="b")] == ["Alice likes cocoa"]
+    assert memory.list_records(ALICE, key="zzz") == []

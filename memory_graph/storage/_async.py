@@ -204,14 +204,16 @@ class AsyncMemoryStore(StoreBase):
         kinds: Iterable[Kind] | None = None,
         include_inactive: bool = False,
         as_of: datetime | None = None,
+        key: str | None = None,
     ) -> list[Record]:
-        """Visible records, active and unexpired unless ``include_inactive``."""
+        """Visible records, active and unexpired unless ``include_inactive``; ``key`` filters."""
         return await self._read(
             R.list_records_op(
                 owner,
                 kinds=kinds,
                 include_inactive=include_inactive,
                 as_of=as_of,
+                key=key,
                 clock=self._clock,
             )
         )

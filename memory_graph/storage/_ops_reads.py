@@ -111,14 +111,23 @@ def list_records_op(
     kinds: Iterable[str] | None = None,
     include_inactive: bool = False,
     as_of: datetime | None = None,
+    key: str | None = None,
     clock: Clock,
 ) -> Op[list[Record]]:
-    """Visible records (active and unexpired unless ``include_inactive``), oldest first."""
+    """Visible records (active and unexpired unless ``include_inactive``), oldest first.
+
+    ``key`` keeps only the records with that key (e.g. a LangGraph store item's key).
+    """
     at = _as_of(as_of, clock)
     wanted = _members("kinds", kinds, KINDS)
     cond, params = visible(owner)
     sql = f"SELECT {RECORD_COLS} FROM mg_records WHERE {cond} AND kind = ANY(%s)"
     args: list[Any] = [*params, wanted]
+    if key is not None:
+        if not isinstance(key, str):
+            raise ValidationError("key must be a string")
+        sql += " AND key = %s"
+        args.append(key)
     if not include_inactive:
         sql += " AND status = 'active' AND (expires_at IS NULL OR expires_at > %s)"
         args.append(at)
