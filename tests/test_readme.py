@@ -1,4 +1,8 @@
-"""The README's Python examples run, in order, against a real database."""
+"""The README's Python examples run, in order, against a real database, twice.
+
+Blocks fenced as ```python run; an illustrative fragment (names defined elsewhere) is
+fenced as ```py and is not run.
+"""
 
 from __future__ import annotations
 
