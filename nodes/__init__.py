@@ -5,6 +5,10 @@ Node factories bind a node to a ``memory_graph.MemoryStore`` (sync nodes) or
 (``context={"user_id": ...}``) or ``config["configurable"]``; without it a node raises
 ``IdentityMissingError`` before reading or writing anything.
 
+``GovernedStore`` exposes the governed memory as a LangGraph ``BaseStore``: compile with
+``store=GovernedStore(memory_store)`` and factories built without a store use
+``runtime.store`` (reads are governed recall, writes are proposals).
+
 Example::
 
     from memory_graph import MemoryStore
