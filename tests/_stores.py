@@ -107,6 +107,7 @@ TABLES = {
     "mg_proposals": "scope_id, id",
     "mg_grants": "scope_id, id",
     "mg_audit": "scope_id, seq",
+    "mg_rejections": "scope_id, fingerprint",
 }
 
 

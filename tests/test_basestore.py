@@ -14,6 +14,8 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from langgraph.store.base import BaseStore, GetOp, PutOp, SearchOp
 
 from memory_graph import (
@@ -408,3 +410,26 @@ def test_list_records_filters_by_key(open_store: Callable[..., Any]) -> None:
     store.put(NS, "b", {"content": "Alice likes cocoa"})
     assert [r.content for r in memory.list_records(ALICE, key="b")] == ["Alice likes cocoa"]
     assert memory.list_records(ALICE, key="zzz") == []
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.sampled_from(["memories", "alice", "agent", "workspace", "coder", "/r", "", "*"]),
+            st.text(max_size=12),
+        ),
+        max_size=8,
+    )
+)
+def test_namespace_parsing_round_trips_or_refuses(parts: list[str]) -> None:
+    from nodes._basestore import _template_only
+
+    shell = _template_only(("memories", "{user_id}"))
+    namespace = tuple(parts)
+    try:
+        owner, level = shell._parse(namespace, prefix=False, config=None)
+    except MemoryGraphError:
+        return  # refused with a documented error, never another exception
+    assert level is not None
+    assert shell.namespace_for(owner, level) == namespace
