@@ -42,13 +42,14 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.prebuilt import ToolNode
+from langgraph.prebuilt.tool_node import ToolInvocationError
 from langgraph.runtime import Runtime
 
 from memory_graph import ApprovalPolicy
 
 from ._basestore import GovernedStore
 from ._context import MemoryContext, resolve_owner
-from ._core import AnyStore, ConfigurationError
+from ._core import AnyStore, ConfigurationError, MemoryGraphError
 from ._drive import drive_async, drive_sync, is_async_store
 from ._evidence import (
     EvidencePolicy,
@@ -85,6 +86,19 @@ def _ran_tools(messages: Sequence[AnyMessage]) -> bool:
         if message.type == "tool":
             return True
     return False
+
+
+def _tool_error(exc: Exception) -> str:
+    """Tool errors the model can act on become tool messages; anything else is raised.
+
+    A memory refusal (e.g. the guard blocking a ``GovernedStore.put`` from LangMem's tool)
+    is reported to the model like a bad argument, instead of failing the whole turn.
+    """
+    if isinstance(exc, ToolInvocationError):
+        return exc.message
+    if isinstance(exc, MemoryGraphError):
+        return f"Error: {type(exc).__name__}: {exc}"
+    raise exc
 
 
 def _route_after_model(state: Mapping[str, Any]) -> str:
@@ -229,7 +243,7 @@ def build_memory_graph(
         if evidence is not None:
             builder.add_node("tools", create_evidence_tool_node(all_tools, ev_store, evidence))
         else:
-            builder.add_node("tools", ToolNode(all_tools))
+            builder.add_node("tools", ToolNode(all_tools, handle_tool_errors=_tool_error))
         builder.add_node("collect_proposals", create_extract_memories(store, extractor=extractor))
         builder.add_conditional_edges(
             "agent", _route_after_model, ["tools", "collect_proposals", "review_memories", END]

@@ -172,3 +172,27 @@ def test_langmem_tools_propose_through_the_review_interrupt(pg_dsn: str) -> None
         tool_outputs = [m.content for m in out["messages"] if m.type == "tool"]
         assert any(record.key in str(t) and "dull code reviews" in str(t) for t in tool_outputs)
         assert isinstance(out["messages"][-1], AIMessage)
+
+
+def test_a_guard_refusal_in_a_langmem_tool_is_told_to_the_model(pg_dsn: str) -> None:
+    import langmem
+
+    manage = langmem.create_manage_memory_tool(namespace=("memories", "{user_id}"))
+    model = FakeToolCallingChatModel.from_tool_calls(
+        [
+            tool_call_message("manage_memory", {"content": "Card 4111 1111 1111 1111"}),
+            "I could not save that.",
+        ]
+    )
+    config = {"configurable": {"thread_id": "g1", "user_id": "alice"}}
+    with MemoryStore.from_dsn(pg_dsn) as memory, open_checkpointer(memory) as saver:
+        memory.setup()
+        agent = create_memory_agent(
+            model, GovernedStore(memory), checkpointer=saver, tools=[manage], memory_tools=False
+        )
+        out = agent.invoke(turn("hello"), config, context=CTX)
+        (tool_message,) = [m for m in out["messages"] if m.type == "tool"]
+        assert "ValidationError" in str(tool_message.content)
+        assert "4111" not in str(tool_message.content)
+        assert out["messages"][-1].content == "I could not save that."
+        assert memory.list_pending(ALICE) == [] and memory.list_records(ALICE) == []
