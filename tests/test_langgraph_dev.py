@@ -94,6 +94,8 @@ def server(request: pytest.FixtureRequest, pg_dsn: str) -> Iterator[dict[str, An
     )
     port = _free_port()
     log = work / "server.log"
+    state_dir = ROOT / ".langgraph_api"  # the in-memory runtime's state, in the cwd
+    had_state = state_dir.exists()
     with open(log, "wb") as out:
         proc = subprocess.Popen(
             [str(CLI), "dev", "--host", "127.0.0.1", "--port", str(port), "--no-browser"]
@@ -127,6 +129,8 @@ def server(request: pytest.FixtureRequest, pg_dsn: str) -> Iterator[dict[str, An
             p.kill()
         text = log.read_text(errors="replace")
         subprocess.run(["rm", "-rf", str(work)], check=False)
+        if not had_state:  # leave a developer's own dev-server state alone
+            subprocess.run(["rm", "-rf", str(state_dir)], check=False)
         assert not leftover, f"left running after langgraph dev stopped: {leftover}"
         assert "BlockingError" not in text, text[-4000:]
         assert "Traceback" not in text, text[-4000:]
