@@ -54,7 +54,6 @@ from langgraph.store.base import (
     GetOp,
     Item,
     ListNamespacesOp,
-    MatchCondition,
     Op,
     PutOp,
     Result,
@@ -68,6 +67,7 @@ from ._context import resolve_owner
 from ._core import AnyStore, IdentityMissingError, NotFoundError, Owner, ValidationError
 from ._drive import Call, drive_async, drive_sync, is_async_store
 from ._drive import Op as Body
+from ._store_match import check_filter, matches_all, matches_filter
 
 __all__ = ["DEFAULT_NAMESPACE", "GovernedStore", "governed_from_runtime"]
 
@@ -78,7 +78,6 @@ DEFAULT_NAMESPACE: tuple[str, ...] = ("memories", "{user_id}")
 
 _KINDS = ("fact", "instruction", "experience")
 _VALUE_FIELDS = ("content", "kind")
-_FILTER_OPS = ("$eq", "$ne", "$gt", "$gte", "$lt", "$lte")
 
 
 def _run_config() -> Mapping[str, Any] | None:
@@ -389,7 +388,7 @@ class GovernedStore(BaseStore):
             )
         records = yield Call("list_records", (owner,), {"kinds": list(_KINDS)})
         names = {self.namespace_for(owner, r.identity.level) for r in records}
-        found = sorted(n for n in names if _matches_all(n, op.match_conditions or ()))
+        found = sorted(n for n in names if matches_all(n, op.match_conditions or ()))
         if op.max_depth is not None:
             found = sorted({n[: op.max_depth] for n in found})
         return found[op.offset : op.offset + op.limit]
@@ -531,72 +530,6 @@ def _ttl_expiry(ttl: Any, now: datetime) -> str:
         raise ValidationError("ttl must be more than 0 and at most 100 years, in minutes")
     at = now + timedelta(minutes=float(ttl))
     return at.isoformat()
-
-
-def check_filter(flt: Any) -> None:
-    """Validate a search filter: ``{field: value}`` or ``{field: {"$op": value}}``."""
-    if flt is None:
-        return
-    if not isinstance(flt, Mapping):
-        raise ValidationError("a search filter is an object {field: value}")
-    for name, cond in flt.items():
-        if not isinstance(name, str):
-            raise ValidationError("filter fields are strings")
-        if isinstance(cond, Mapping):
-            bad = sorted(str(k) for k in cond if k not in _FILTER_OPS)
-            if bad:
-                raise ValidationError(
-                    f"unknown filter operators {bad}: allowed are {', '.join(_FILTER_OPS)}"
-                )
-
-
-def _compare(actual: Any, op: str, expected: Any) -> bool:
-    if op == "$eq":
-        return bool(actual == expected)
-    if op == "$ne":
-        return bool(actual != expected)
-    if actual is None:
-        return False
-    try:
-        if op == "$gt":
-            return bool(actual > expected)
-        if op == "$gte":
-            return bool(actual >= expected)
-        if op == "$lt":
-            return bool(actual < expected)
-        return bool(actual <= expected)
-    except TypeError:  # unlike types (a number against a string) never match
-        return False
-
-
-def matches_filter(value: Mapping[str, Any], flt: Mapping[str, Any] | None) -> bool:
-    """Whether an item value satisfies a (validated) filter.
-
-    >>> matches_filter({"kind": "fact"}, {"kind": {"$ne": "instruction"}})
-    True
-    """
-    for name, cond in (flt or {}).items():
-        actual = value.get(name)
-        if isinstance(cond, Mapping):
-            if not all(_compare(actual, op, want) for op, want in cond.items()):
-                return False
-        elif actual != cond:
-            return False
-    return True
-
-
-def _match(namespace: tuple[str, ...], condition: MatchCondition) -> bool:
-    path = tuple(condition.path)
-    if len(path) > len(namespace):
-        return False
-    part = namespace[: len(path)] if condition.match_type == "prefix" else namespace[-len(path) :]
-    if not path:
-        return True
-    return all(p == "*" or p == n for p, n in zip(path, part, strict=True))
-
-
-def _matches_all(namespace: tuple[str, ...], conditions: Iterable[MatchCondition]) -> bool:
-    return all(_match(namespace, c) for c in conditions)
 
 
 def _template_only(template: Sequence[str]) -> GovernedStore:
