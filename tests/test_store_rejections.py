@@ -23,6 +23,7 @@ FACT = {"kind": "fact", "content": "Alice keeps bees on her roof"}
 
 
 def _add(store: Any, owner: Owner, args: dict[str, Any], event: str, **kw: Any) -> Any:
+    kw.setdefault("level", "user")
     return store.propose(owner, "add", args, evidence={"source_event_id": event}, **kw)
 
 
@@ -83,6 +84,7 @@ def test_preference_rejection_blocks_that_value_only(store: Any) -> None:
             ALICE,
             "set_preference",
             {"key": "tone", "value": value},
+            level="user",
             evidence={"source_event_id": event},
         )
 
