@@ -47,7 +47,7 @@ from langgraph.runtime import Runtime
 
 from memory_graph import ApprovalPolicy
 
-from ._basestore import GovernedStore
+from ._basestore import GovernedStore, governed_from_runtime
 from ._context import MemoryContext, resolve_owner
 from ._core import AnyStore, ConfigurationError, MemoryGraphError
 from ._drive import drive_async, drive_sync, is_async_store
@@ -121,7 +121,7 @@ MessageWindow = Callable[[list[AnyMessage]], list[AnyMessage]]
 def _create_model_node(
     model: BaseChatModel,
     tools: Sequence[BaseTool],
-    store: AnyStore,
+    store: AnyStore | None,
     *,
     instructions: str | None,
     evidence: EvidencePolicy | None = None,
@@ -155,7 +155,10 @@ def _create_model_node(
 
     def agent(state: MemoryState, runtime: Runtime[Any], config: RunnableConfig) -> dict[str, Any]:
         owner = resolve_owner(runtime.context, config)
-        drive_sync(store, check_thread_owner(owner, config))
+        if store is None:  # the graph's runtime.store (a GovernedStore)
+            governed_from_runtime(runtime.store).drive(check_thread_owner(owner, config))
+        else:
+            drive_sync(store, check_thread_owner(owner, config))
         return {"messages": [bound.invoke(prompt(state))]}
 
     return agent

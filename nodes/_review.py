@@ -127,9 +127,10 @@ def create_review_memories(
 
         if batch:
             request = build_review_request(batch)
+            limits = yield Call("limits", target="attr")  # the store's, also via runtime.store
             try:
                 response = interrupt(
-                    request, response_schema=response_schema_for(request, limits=store.limits)
+                    request, response_schema=response_schema_for(request, limits=limits)
                 )
             except pydantic.ValidationError as exc:
                 # Raised before LangGraph saves the resume value: the interrupt stays pending.

@@ -32,7 +32,7 @@ from nodes import (
 
 
 def _approve_all(agent: Any, thread: str, owner: Owner = ALICE) -> dict[str, Any]:
-    _, request = pending_review(agent, thread)
+    _, request = pending_review(agent, thread, owner=owner)
     return resume_review(agent, owner=owner, thread_id=thread, decisions=decide_all(request))
 
 
@@ -158,7 +158,7 @@ def test_langmem_tools_propose_through_the_review_interrupt(pg_dsn: str) -> None
             model, GovernedStore(memory), checkpointer=saver, tools=[manage, search]
         )
         agent.invoke(turn("Remember that I dislike dull code reviews."), config, context=CTX)
-        _, request = pending_review(agent, "lm1")
+        _, request = pending_review(agent, "lm1", owner=ALICE)
         # The LangMem write (keyed by its memory id), next to what extraction proposed.
         (action,) = [a for a in request["action_requests"] if a["args"].get("key")]
         assert action["operation"] == "add"
