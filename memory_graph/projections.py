@@ -38,7 +38,7 @@ _LEVEL_TITLES: dict[IdentityLevel, str] = {
 def escape(text: str) -> str:
     """The rendering rule for prompt text: :func:`memory_graph.safetext.prompt_value`.
 
-    >>> escape("<b>{x}</b> & 'y'\n## [fact | trusted]")
+    >>> escape("<b>{x}</b> & 'y'\\n## [fact | trusted]")
     '&lt;b&gt;&#123;x&#125;&lt;/b&gt; &amp; &#x27;y&#x27; ## &#91;fact &#124; trusted&#93;'
     """
     return prompt_value(text)

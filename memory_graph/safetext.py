@@ -101,24 +101,31 @@ def fold(text: object) -> str:
         '</memory_source>'
     """
     value = text if isinstance(text, str) else str(text)
-    out: list[str] = []
-    space = False
-    for ch in value:
+    # Every character is mapped by one C-level ``str.translate`` over a memo of per-character
+    # decisions (whitespace -> " ", look-alike -> ASCII, invisible -> escape); the split/join
+    # then folds runs of spaces and trims the ends.
+    return " ".join(value.translate(_FOLD).split())
+
+
+class _FoldTable(dict[int, str]):
+    """``str.translate`` table computed on first use of each code point, then memoised."""
+
+    def __missing__(self, code: int) -> str:
+        ch = chr(code)
         if ch in _SPACES or (ch.isspace() and unicodedata.category(ch) == "Zs"):
-            space = bool(out)
-            continue
-        mapped = LOOKALIKES.get(ch)
-        if mapped is not None:
-            piece = mapped
+            piece = " "
+        elif ch in LOOKALIKES:
+            piece = LOOKALIKES[ch]
         elif unicodedata.category(ch) in _VISIBLE:
             piece = _visible(ch)
         else:
             piece = ch
-        if space:
-            out.append(" ")
-            space = False
-        out.append(piece)
-    return "".join(out)
+        if len(self) < 200_000:  # bounded: a hostile text cannot grow it without limit
+            self[code] = piece
+        return piece
+
+
+_FOLD = _FoldTable()
 
 
 def prompt_value(text: object) -> str:

@@ -87,7 +87,9 @@ def hostile(pg_dsn: str) -> str:
         store.patch_profile(owner, {"name": "Mal" + ESC + MARKUP})
         store.set_preference(owner, "tools.editor", "Vim" + ESC + MARKUP)
         store.add(owner, "fact", "Likes tea" + ESC + MARKUP)
-        store.propose(owner, "add", {"kind": "fact", "content": "Owns a cat" + ESC + MARKUP})
+        store.propose(
+            owner, "add", {"kind": "fact", "content": "Owns a cat" + ESC + MARKUP}, level="user"
+        )
     return pg_dsn
 
 
@@ -161,7 +163,9 @@ def test_malformed_dsn_is_one_error_line_without_echoing_it(dsn: str) -> None:
 def test_deep_json_and_huge_numbers_are_one_error_line(pg_dsn: str, tmp_path: Path) -> None:
     with MemoryStore.from_dsn(pg_dsn) as store:
         store.setup()
-        proposal = store.propose(Owner("ada"), "set_preference", {"key": "k", "value": "v"})
+        proposal = store.propose(
+            Owner("ada"), "set_preference", {"key": "k", "value": "v"}, level="user"
+        )
     deep = "[" * 50_000 + "]" * 50_000
     nested = json.dumps({"key": "k", "value": "v", "x": json.loads("[" * 40 + "]" * 40)})
     huge = '{"key": "k", "value": ' + "9" * 5000 + "}"
@@ -229,7 +233,9 @@ def test_global_options_work_after_the_command(pg_dsn: str) -> None:
     with MemoryStore.from_dsn(pg_dsn) as store:
         store.setup()
         store.set_preference(Owner("ada"), "tools.editor", "Helix")
-        proposal = store.propose(Owner("ada"), "add", {"kind": "fact", "content": "Likes tea"})
+        proposal = store.propose(
+            Owner("ada"), "add", {"kind": "fact", "content": "Likes tea"}, level="user"
+        )
     assert "Helix" in ok(run("show", "--user", "ada", "--dsn", pg_dsn))
     assert "Helix" in ok(run("show", f"--dsn={pg_dsn}", "-u", "ada"))
     pending = json.loads(ok(run("inbox", "-u", "ada", "--json", "--dsn", pg_dsn)))
@@ -249,7 +255,9 @@ def test_global_options_work_after_the_command(pg_dsn: str) -> None:
 def test_rejecting_an_approved_proposal_exits_non_zero(pg_dsn: str) -> None:
     with MemoryStore.from_dsn(pg_dsn) as store:
         store.setup()
-        p = store.propose(Owner("ada"), "add", {"kind": "fact", "content": "Likes tea"})
+        p = store.propose(
+            Owner("ada"), "add", {"kind": "fact", "content": "Likes tea"}, level="user"
+        )
         store.decide(Owner("ada"), p.id, "approve")
     again = run("--dsn", pg_dsn, "inbox", "decide", p.id, "-u", "ada", "--approve")
     assert "already approved" in ok(again)  # the same decision replays: success
