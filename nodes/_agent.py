@@ -353,37 +353,39 @@ def create_memory_agent(
 
 @contextmanager
 def open_checkpointer(store: AnyStore, *, setup: bool = True) -> Iterator[Any]:
-    """Open a ``PostgresSaver`` on the store's database (``store.dsn``).
+    """Open a ``PostgresSaver`` on the store's database (``store.dsn``), on a connection pool.
+
+    The pool is sized and configured like the store's (``max_size``, ``connect_timeout``,
+    ``pool_timeout``) and checks connections on checkout, so concurrent threads do not
+    serialise on one connection and the saver recovers by itself after a server restart;
+    while the server is down, calls raise ``StorageUnavailableError``.
 
     Args:
-        store: an open ``MemoryStore``; its resolved DSN is used.
+        store: an open ``MemoryStore``; its resolved DSN and pool options are used.
         setup: run the checkpointer's idempotent ``setup()`` (creates its tables).
 
     Yields:
         The ``PostgresSaver``.
     """
-    from langgraph.checkpoint.postgres import PostgresSaver
+    from memory_graph.storage._checkpoint import open_saver
 
-    with PostgresSaver.from_conn_string(store.dsn) as saver:
-        if setup:
-            saver.setup()
+    with open_saver(store.dsn, store._pool_options, setup=setup) as saver:
         yield saver
 
 
 @asynccontextmanager
 async def open_async_checkpointer(store: AnyStore, *, setup: bool = True) -> AsyncIterator[Any]:
-    """Open an ``AsyncPostgresSaver`` on the store's database (``store.dsn``).
+    """Open an ``AsyncPostgresSaver`` on the store's database, on an async connection pool.
 
     Args:
-        store: an open ``AsyncMemoryStore`` (or ``MemoryStore``); its DSN is used.
+        store: an open ``AsyncMemoryStore`` (or ``MemoryStore``); its DSN and pool options
+            are used (see :func:`open_checkpointer`).
         setup: run the checkpointer's idempotent ``setup()``.
 
     Yields:
         The ``AsyncPostgresSaver``.
     """
-    from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+    from memory_graph.storage._checkpoint import open_async_saver
 
-    async with AsyncPostgresSaver.from_conn_string(store.dsn) as saver:
-        if setup:
-            await saver.setup()
+    async with open_async_saver(store.dsn, store._pool_options, setup=setup) as saver:
         yield saver

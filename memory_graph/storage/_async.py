@@ -14,8 +14,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-import psycopg
-from psycopg_pool import AsyncConnectionPool, PoolTimeout
+from psycopg_pool import AsyncConnectionPool
 
 from .._identity import IdentityLevel, Owner
 from .._time import Clock
@@ -37,7 +36,6 @@ from .._types import (
     Sensitivity,
     Trust,
 )
-from ..errors import StorageUnavailableError
 from ..evidence import EvidenceEntry
 from . import _ops_evidence as EV
 from . import _ops_proposals as P
@@ -47,7 +45,7 @@ from . import _ops_views as V
 from . import _ops_writes as W
 from . import _search as S
 from ._base import StoreBase, pool_kwargs
-from ._driver import Op, map_errors, run_async
+from ._driver import Op, PoolOptions, map_unavailable, open_async_pool, run_async
 from ._ops_persona import (
     complete_onboarding_op,
     ensure_bootstrap_op,
@@ -97,6 +95,7 @@ class AsyncMemoryStore(StoreBase):
     ) -> None:
         super().__init__(limits=limits, clock=clock, dsn=dsn, embeddings=embeddings)
         self._pool = pool
+        self._pool_options = PoolOptions(max_size=pool.max_size, pool_timeout=pool.timeout)
 
     # --- lifecycle ------------------------------------------------------------------------
 
@@ -110,25 +109,28 @@ class AsyncMemoryStore(StoreBase):
         clock: Clock | None = None,
         max_size: int = 8,
         embeddings: Embeddings | None = None,
+        connect_timeout: float = 5.0,
+        pool_timeout: float = 5.0,
     ) -> AsyncMemoryStore:
         """Open a store on ``dsn``, ``$MEMORY_GRAPH_DSN`` or the embedded server. Await close().
 
+        Args:
+            max_size: pooled connections at most (default 8).
+            connect_timeout: seconds one connection attempt may take (default 5).
+            pool_timeout: seconds a call waits for a connection before it raises
+                ``StorageUnavailableError`` (default 5).
+
         Raises:
             StorageUnavailableError: the server cannot be reached or started.
+            ConfigurationError: a pool option is not a positive number.
         """
+        opts = PoolOptions(max_size, connect_timeout, pool_timeout)
         # Starting the embedded server blocks; keep it off the event loop.
         resolved = await asyncio.to_thread(resolve_dsn, dsn, data_dir=data_dir)
-        with map_errors():  # fail fast with a clear error instead of a pool timeout
-            await (await psycopg.AsyncConnection.connect(resolved, connect_timeout=10)).close()
-        pool: AsyncConnectionPool[Any] = AsyncConnectionPool(
-            resolved, min_size=1, max_size=max_size, open=False, kwargs=pool_kwargs()
-        )
-        try:
-            await pool.open(wait=True, timeout=15)
-        except PoolTimeout as exc:
-            await pool.close()
-            raise StorageUnavailableError(f"cannot connect to PostgreSQL: {exc}") from exc
-        return cls(pool, limits=limits, clock=clock, dsn=resolved, embeddings=embeddings)
+        pool = await open_async_pool(resolved, opts, **pool_kwargs())
+        store = cls(pool, limits=limits, clock=clock, dsn=resolved, embeddings=embeddings)
+        store._pool_options = opts
+        return store
 
     @classmethod
     @asynccontextmanager
@@ -141,6 +143,8 @@ class AsyncMemoryStore(StoreBase):
         clock: Clock | None = None,
         max_size: int = 8,
         embeddings: Embeddings | None = None,
+        connect_timeout: float = 5.0,
+        pool_timeout: float = 5.0,
     ) -> AsyncIterator[AsyncMemoryStore]:
         """Async context manager around :meth:`open` that closes the pool on exit."""
         store = await cls.open(
@@ -150,6 +154,8 @@ class AsyncMemoryStore(StoreBase):
             clock=clock,
             max_size=max_size,
             embeddings=embeddings,
+            connect_timeout=connect_timeout,
+            pool_timeout=pool_timeout,
         )
         try:
             yield store
@@ -168,11 +174,9 @@ class AsyncMemoryStore(StoreBase):
         await self.close()
 
     async def _run(self, op: Op[T], *, readonly: bool = False) -> T:
-        try:
+        with map_unavailable():
             async with self._pool.connection() as conn:
                 return await run_async(conn, op, readonly=readonly)
-        except PoolTimeout as exc:
-            raise StorageUnavailableError(f"no database connection available: {exc}") from exc
 
     async def _read(self, op: Op[T]) -> T:
         return await self._run(op, readonly=True)

@@ -13,6 +13,7 @@ from .._types import Limits
 from ..errors import ConfigurationError, ValidationError
 from ..hybrid import model_key, vector_literal
 from ..validate import aware
+from ._driver import PoolOptions
 from ._search import SearchArgs, validate_search_args
 
 if TYPE_CHECKING:
@@ -51,6 +52,9 @@ class StoreBase:
         self._limits = limits
         self._clock: Clock = clock or system_clock
         self._dsn = dsn
+        # How the pool connects; open() sets the caller's options, and the checkpointer
+        # opened for this store (nodes.open_checkpointer) uses the same ones.
+        self._pool_options = PoolOptions()
         if embeddings is not None and not all(
             callable(getattr(embeddings, m, None))
             for m in ("embed_query", "embed_documents", "aembed_query", "aembed_documents")

@@ -5,23 +5,41 @@ receives their results. :func:`run_sync` and :func:`run_async` drive the same ge
 psycopg ``Connection`` or ``AsyncConnection`` inside one transaction, so the twins cannot
 drift. The generators themselves do no I/O.
 
-Driver exceptions are mapped onto :mod:`memory_graph.errors` here, in one place.
+Driver exceptions are mapped onto :mod:`memory_graph.errors` here, in one place, and so are
+the connection pools (:class:`PoolOptions`, :func:`open_pool`): a pooled connection is
+checked on checkout, so the first call after a server restart succeeds.
 """
 
 from __future__ import annotations
 
-from collections.abc import Generator, Sequence
+import math
+import select
+from collections.abc import Generator, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from time import monotonic
 from typing import Any, Literal, TypeVar
 
 import psycopg
 from psycopg import errors as pgerrors
 from psycopg.rows import dict_row
+from psycopg_pool import AsyncConnectionPool, ConnectionPool, PoolTimeout
 
 from ..errors import ConfigurationError, ConflictError, StorageUnavailableError
 
-__all__ = ["Op", "Query", "map_errors", "run_async", "run_sync"]
+__all__ = [
+    "AsyncCheckedPool",
+    "CheckedPool",
+    "Op",
+    "PoolOptions",
+    "Query",
+    "map_errors",
+    "map_unavailable",
+    "open_async_pool",
+    "open_pool",
+    "run_async",
+    "run_sync",
+]
 
 T = TypeVar("T")
 
@@ -46,7 +64,22 @@ Op = Generator[Query, Any, T]
 
 
 @contextmanager
-def map_errors() -> Any:
+def map_unavailable() -> Iterator[None]:
+    """Map a lost or unreachable server (and a pool timeout) to ``StorageUnavailableError``."""
+    try:
+        yield
+    except PoolTimeout as exc:
+        raise StorageUnavailableError(
+            f"no database connection available ({exc}): the server is down or overloaded"
+        ) from exc
+    except psycopg.OperationalError as exc:
+        raise StorageUnavailableError(f"PostgreSQL is unavailable: {exc}") from exc
+    except psycopg.InterfaceError as exc:
+        raise StorageUnavailableError(f"PostgreSQL connection is closed or broken: {exc}") from exc
+
+
+@contextmanager
+def map_errors() -> Iterator[None]:
     """Map psycopg exceptions onto the memory-graph error tree."""
     try:
         yield
@@ -60,10 +93,180 @@ def map_errors() -> Any:
         raise ConflictError(
             f"a concurrent write created the same row, retry: {exc.diag.message_primary}"
         ) from exc
-    except psycopg.OperationalError as exc:
-        raise StorageUnavailableError(f"PostgreSQL is unavailable: {exc}") from exc
-    except psycopg.InterfaceError as exc:
-        raise StorageUnavailableError(f"PostgreSQL connection is closed or broken: {exc}") from exc
+    except (PoolTimeout, psycopg.OperationalError, psycopg.InterfaceError):
+        with map_unavailable():
+            raise
+
+
+# --- connection pools ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PoolOptions:
+    """How a store (and its checkpointer) connects. Defaults are documented in the README.
+
+    ``max_size``: connections at most (default 8). ``connect_timeout``: seconds one connection
+    attempt may take (default 5). ``pool_timeout``: seconds a call waits for a connection
+    before ``StorageUnavailableError`` (default 5), which bounds how long a call blocks
+    while the server is down.
+    """
+
+    max_size: int = 8
+    connect_timeout: float = 5.0
+    pool_timeout: float = 5.0
+
+    def __post_init__(self) -> None:
+        if isinstance(self.max_size, bool) or not isinstance(self.max_size, int):
+            raise ConfigurationError("max_size must be a positive integer")
+        if self.max_size < 1:
+            raise ConfigurationError("max_size must be a positive integer")
+        for name in ("connect_timeout", "pool_timeout"):
+            value = getattr(self, name)
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, (int, float))
+                or not math.isfinite(value)
+                or value <= 0
+            ):
+                raise ConfigurationError(f"{name} must be a positive number of seconds")
+
+    def connect_kwargs(self, **extra: Any) -> dict[str, Any]:
+        """Connection keyword arguments: libpq's ``connect_timeout`` (whole seconds) + ``extra``."""
+        return {"connect_timeout": max(1, math.ceil(self.connect_timeout)), **extra}
+
+
+def _stale(conn: Any) -> bool:
+    """Whether an idle pooled connection may be dead, without a round trip when it is not.
+
+    A healthy idle connection has nothing to read; a server that restarted or crashed has
+    sent its goodbye and closed the socket, which makes it readable.
+    """
+    if conn.closed or conn.broken:
+        return True
+    try:
+        readable, _, _ = select.select([conn.fileno()], [], [], 0)
+    except (OSError, ValueError):
+        return True
+    return bool(readable)
+
+
+_WAIT_SLICE = 0.25
+_RECONNECT_TIMEOUT = 1.0
+
+
+def _slice(deadline: float) -> float:
+    """How long one wait for a pooled connection may take.
+
+    A pool that failed to connect backs off (1 s, 2 s, ...) and gives up after
+    ``reconnect_timeout`` (1 s here); only a new request makes it try again at once. Waiting
+    in short slices makes those requests, so a call that waits while the server comes back
+    gets a connection as soon as it is up, not after a back-off as long as the outage.
+    """
+    return max(min(deadline - monotonic(), _WAIT_SLICE), 0.001)
+
+
+class CheckedPool(ConnectionPool[Any]):
+    """A ``ConnectionPool`` that checks each connection on checkout.
+
+    A connection whose socket says the server went away is verified with a round trip
+    (``ConnectionPool.check_connection``); a dead one is discarded together with every other
+    idle connection (``drain()``: they all died with the server), and a fresh one is taken,
+    without the pool's back-off sleep. A healthy idle connection costs no extra round trip.
+    A checkout that finds no connection within the timeout raises ``PoolTimeout`` (the
+    store and the checkpointer map it to ``StorageUnavailableError``).
+    """
+
+    def getconn(self, timeout: float | None = None) -> Any:
+        deadline = monotonic() + (self.timeout if timeout is None else timeout)
+        while True:
+            try:
+                conn = super().getconn(_slice(deadline))
+            except PoolTimeout:
+                if monotonic() < deadline:
+                    continue  # a new wait asks the pool to connect again (see _slice)
+                raise
+            if not _stale(conn):
+                return conn
+            try:
+                ConnectionPool.check_connection(conn)
+                return conn  # it only had a notice or a notification to read
+            except Exception:
+                conn.close()
+            self.putconn(conn)
+            self.drain()
+
+
+class AsyncCheckedPool(AsyncConnectionPool[Any]):
+    """Async twin of :class:`CheckedPool`."""
+
+    async def getconn(self, timeout: float | None = None) -> Any:
+        deadline = monotonic() + (self.timeout if timeout is None else timeout)
+        while True:
+            try:
+                conn = await super().getconn(_slice(deadline))
+            except PoolTimeout:
+                if monotonic() < deadline:
+                    continue
+                raise
+            if not _stale(conn):
+                return conn
+            try:
+                await AsyncConnectionPool.check_connection(conn)
+                return conn
+            except Exception:
+                await conn.close()
+            await self.putconn(conn)
+            await self.drain()
+
+
+def open_pool(dsn: str, opts: PoolOptions, **kwargs: Any) -> CheckedPool:
+    """Open a :class:`CheckedPool` on ``dsn``; ``kwargs`` are the connections' settings.
+
+    Raises:
+        StorageUnavailableError: the server cannot be reached within the timeouts.
+    """
+    conn_kwargs = opts.connect_kwargs(**kwargs)
+    with map_unavailable():  # fail fast with the server's own message, not a pool timeout
+        psycopg.connect(dsn, **conn_kwargs).close()
+    pool = CheckedPool(
+        dsn,
+        min_size=1,
+        max_size=opts.max_size,
+        timeout=opts.pool_timeout,
+        reconnect_timeout=_RECONNECT_TIMEOUT,
+        open=False,
+        kwargs=conn_kwargs,
+    )
+    try:
+        with map_unavailable():
+            pool.open(wait=True, timeout=opts.pool_timeout + opts.connect_timeout)
+    except BaseException:
+        pool.close()
+        raise
+    return pool
+
+
+async def open_async_pool(dsn: str, opts: PoolOptions, **kwargs: Any) -> AsyncCheckedPool:
+    """Async twin of :func:`open_pool`."""
+    conn_kwargs = opts.connect_kwargs(**kwargs)
+    with map_unavailable():
+        await (await psycopg.AsyncConnection.connect(dsn, **conn_kwargs)).close()
+    pool = AsyncCheckedPool(
+        dsn,
+        min_size=1,
+        max_size=opts.max_size,
+        timeout=opts.pool_timeout,
+        reconnect_timeout=_RECONNECT_TIMEOUT,
+        open=False,
+        kwargs=conn_kwargs,
+    )
+    try:
+        with map_unavailable():
+            await pool.open(wait=True, timeout=opts.pool_timeout + opts.connect_timeout)
+    except BaseException:
+        await pool.close()
+        raise
+    return pool
 
 
 def _read(cur: Any, q: Query, rows: list[dict[str, Any]] | None) -> Any:
@@ -107,9 +310,7 @@ def _drive_sync(conn: psycopg.Connection[Any], op: Op[T]) -> T:
         return stop.value  # type: ignore[no-any-return]
 
 
-async def run_async(
-    conn: psycopg.AsyncConnection[Any], op: Op[T], *, readonly: bool = False
-) -> T:
+async def run_async(conn: psycopg.AsyncConnection[Any], op: Op[T], *, readonly: bool = False) -> T:
     """Async twin of :func:`run_sync`."""
     if readonly:
         await conn.set_autocommit(True)

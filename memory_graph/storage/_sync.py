@@ -12,8 +12,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-import psycopg
-from psycopg_pool import ConnectionPool, PoolTimeout
+from psycopg_pool import ConnectionPool
 
 from .._identity import IdentityLevel, Owner
 from .._time import Clock
@@ -35,7 +34,6 @@ from .._types import (
     Sensitivity,
     Trust,
 )
-from ..errors import StorageUnavailableError
 from ..evidence import EvidenceEntry
 from . import _ops_evidence as EV
 from . import _ops_proposals as P
@@ -45,7 +43,7 @@ from . import _ops_views as V
 from . import _ops_writes as W
 from . import _search as S
 from ._base import StoreBase, pool_kwargs
-from ._driver import Op, map_errors, run_sync
+from ._driver import Op, PoolOptions, map_unavailable, open_pool, run_sync
 from ._ops_persona import (
     complete_onboarding_op,
     ensure_bootstrap_op,
@@ -102,6 +100,7 @@ class MemoryStore(StoreBase):
     ) -> None:
         super().__init__(limits=limits, clock=clock, dsn=dsn, embeddings=embeddings)
         self._pool = pool
+        self._pool_options = PoolOptions(max_size=pool.max_size, pool_timeout=pool.timeout)
 
     # --- lifecycle ------------------------------------------------------------------------
 
@@ -115,24 +114,29 @@ class MemoryStore(StoreBase):
         clock: Clock | None = None,
         max_size: int = 8,
         embeddings: Embeddings | None = None,
+        connect_timeout: float = 5.0,
+        pool_timeout: float = 5.0,
     ) -> MemoryStore:
         """Open a store on ``dsn``, ``$MEMORY_GRAPH_DSN`` or the embedded server. Call close().
 
+        Args:
+            max_size: pooled connections at most (default 8).
+            connect_timeout: seconds one connection attempt may take (default 5).
+            pool_timeout: seconds a call waits for a connection before it raises
+                ``StorageUnavailableError`` (default 5): how long a call blocks while the
+                server is down. Connections are checked on checkout, so the first call
+                after a server restart succeeds.
+
         Raises:
             StorageUnavailableError: the server cannot be reached or started.
+            ConfigurationError: a pool option is not a positive number.
         """
+        opts = PoolOptions(max_size, connect_timeout, pool_timeout)
         resolved = resolve_dsn(dsn, data_dir=data_dir)
-        with map_errors():  # fail fast with a clear error instead of a pool timeout
-            psycopg.connect(resolved, connect_timeout=10).close()
-        pool: ConnectionPool[Any] = ConnectionPool(
-            resolved, min_size=1, max_size=max_size, open=False, kwargs=pool_kwargs()
-        )
-        try:
-            pool.open(wait=True, timeout=15)
-        except PoolTimeout as exc:
-            pool.close()
-            raise StorageUnavailableError(f"cannot connect to PostgreSQL: {exc}") from exc
-        return cls(pool, limits=limits, clock=clock, dsn=resolved, embeddings=embeddings)
+        pool = open_pool(resolved, opts, **pool_kwargs())
+        store = cls(pool, limits=limits, clock=clock, dsn=resolved, embeddings=embeddings)
+        store._pool_options = opts
+        return store
 
     @classmethod
     @contextmanager
@@ -145,6 +149,8 @@ class MemoryStore(StoreBase):
         clock: Clock | None = None,
         max_size: int = 8,
         embeddings: Embeddings | None = None,
+        connect_timeout: float = 5.0,
+        pool_timeout: float = 5.0,
     ) -> Iterator[MemoryStore]:
         """Context manager around :meth:`open` that closes the pool on exit."""
         store = cls.open(
@@ -154,6 +160,8 @@ class MemoryStore(StoreBase):
             clock=clock,
             max_size=max_size,
             embeddings=embeddings,
+            connect_timeout=connect_timeout,
+            pool_timeout=pool_timeout,
         )
         try:
             yield store
@@ -172,11 +180,8 @@ class MemoryStore(StoreBase):
         self.close()
 
     def _run(self, op: Op[T], *, readonly: bool = False) -> T:
-        try:
-            with self._pool.connection() as conn:
-                return run_sync(conn, op, readonly=readonly)
-        except PoolTimeout as exc:
-            raise StorageUnavailableError(f"no database connection available: {exc}") from exc
+        with map_unavailable(), self._pool.connection() as conn:
+            return run_sync(conn, op, readonly=readonly)
 
     def _read(self, op: Op[T]) -> T:
         return self._run(op, readonly=True)
