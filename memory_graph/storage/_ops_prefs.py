@@ -132,7 +132,7 @@ def apply_set_preference(
             {"reason": "stale", "key": key},
         )
     if state is None:
-        check_capacity(ctx, ident, found["active_n"])
+        yield from check_capacity(ctx, ident, found["active_n"])
     tokens = record_tokens(value, None)
     common = (
         value,

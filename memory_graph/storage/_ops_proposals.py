@@ -362,6 +362,7 @@ def trusted_write_op(
         clock=fixed,
         limits=limits,
         lock_target=True,
+        fresh=True,
     )
     if inserted:
         # This transaction created the row: no one else can see it, so it needs no row lock;

@@ -39,6 +39,7 @@ __all__ = [
     "apply_replace",
     "audit",
     "audit_row",
+    "below_capacity_sql",
     "check_capacity",
     "content_hash",
     "delete_tokens_query",
@@ -262,10 +263,23 @@ def delete_tokens_query(scope: str, record_id: str) -> Query:
 
 
 def active_count_sql(ident: Identity, now: datetime) -> tuple[str, tuple[Any, ...]]:
-    """A scalar subquery counting the identity's active, unexpired rows (capacity).
+    """A scalar subquery bounding the identity's active, unexpired rows from above (capacity).
 
-    It reads only that identity's entries of the ``mg_records_pool`` partial index.
+    It reads the identity's active-row counts kept in ``mg_pool_stats`` (migration v6, in step
+    with ``mg_records`` in every transaction), so its cost does not grow with the identity's
+    records. The count includes active rows that have expired since their last write: when
+    it reaches the limit, :func:`check_capacity` counts exactly. ``now`` is kept for that.
     """
+    del now
+    return (
+        "(SELECT coalesce(sum(n), 0) FROM mg_pool_stats WHERE scope_id = %s AND agent_key = %s "
+        "AND workspace_key = %s)",
+        (ident.scope_id, ident.agent_key, ident.workspace_key),
+    )
+
+
+def _exact_count_sql(ident: Identity, now: datetime) -> tuple[str, tuple[Any, ...]]:
+    """A scalar subquery counting the identity's active, unexpired rows (``mg_records_pool``)."""
     return (
         "(SELECT count(*) FROM mg_records WHERE scope_id = %s AND agent_key = %s "
         "AND workspace_key = %s AND status = 'active' "
@@ -274,10 +288,32 @@ def active_count_sql(ident: Identity, now: datetime) -> tuple[str, tuple[Any, ..
     )
 
 
-def check_capacity(ctx: CommitContext, ident: Identity, active: int) -> None:
-    """Raise when the identity already holds ``max_records_per_identity`` active rows."""
+def below_capacity_sql(ident: Identity, now: datetime, cap: int) -> tuple[str, tuple[Any, ...]]:
+    """A boolean SQL expression: the identity holds fewer than ``cap`` active, unexpired rows.
+
+    Exact, and flat in the identity's size below the limit: the row count is read only when
+    the kept count (an upper bound) has reached ``cap``.
+    """
+    upper, upper_params = active_count_sql(ident, now)
+    exact, exact_params = _exact_count_sql(ident, now)
+    return (
+        f"({upper} < %s OR {exact} < %s)",
+        (*upper_params, cap, *exact_params, cap),
+    )
+
+
+def check_capacity(ctx: CommitContext, ident: Identity, active: int) -> Op[None]:
+    """Raise when the identity already holds ``max_records_per_identity`` active rows.
+
+    ``active`` is the bound from :func:`active_count_sql`; only when it reaches the limit are
+    the rows counted exactly (one more statement, near the limit only).
+    """
     cap = ctx.limits.max_records_per_identity
-    if active >= cap:
+    if active < cap:
+        return
+    sql, params = _exact_count_sql(ident, ctx.now)
+    row = yield Query(f"SELECT {sql} AS n", params, fetch="one")
+    if row["n"] >= cap:
         raise LimitExceededError(
             f"identity {ident.level!r} already holds {cap} active records, the limit: "
             "remove some records first or raise Limits.max_records_per_identity"
@@ -350,9 +386,11 @@ def apply_add(ctx: CommitContext, args: dict[str, Any], *, optimistic: bool = Fa
     )
     guard: Query | None = None
     if optimistic:
+        below, below_params = below_capacity_sql(
+            ident, ctx.now, ctx.limits.max_records_per_identity
+        )
         guard = Query(
-            f"NOT EXISTS (SELECT 1 {dup_where}) AND {count_sql} < %s",
-            (*dup_params, *count_params, ctx.limits.max_records_per_identity),
+            f"NOT EXISTS (SELECT 1 {dup_where}) AND {below}", (*dup_params, *below_params)
         )
     else:
         row = yield Query(
@@ -386,7 +424,7 @@ def apply_add(ctx: CommitContext, args: dict[str, Any], *, optimistic: bool = Fa
                     ),
                 ),
             )
-        check_capacity(ctx, ident, row["active_n"])
+        yield from check_capacity(ctx, ident, row["active_n"])
     rid = str(uuid.uuid4())
     ev = ctx.evidence
     conf = args.get("confidence", 1.0 if ctx.trust == "user-confirmed" else 0.7)
