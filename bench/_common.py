@@ -53,6 +53,23 @@ def timed(fn: Callable[[], object], n: int, warmup: int = 5) -> list[float]:
     return out
 
 
+def paired(
+    ours: Callable[[], object], base: Callable[[], object], n: int, warmup: int = 5
+) -> tuple[list[float], list[float]]:
+    """Time ``ours`` and ``base`` alternately (drift in server load hits both alike)."""
+    for _ in range(warmup):
+        ours()
+        base()
+    a: list[float] = []
+    b: list[float] = []
+    for _ in range(n):
+        for fn, out in ((ours, a), (base, b)):
+            t0 = time.perf_counter()
+            fn()
+            out.append((time.perf_counter() - t0) * 1000.0)
+    return a, b
+
+
 def p(values: list[float], q: float) -> float:
     """The ``q`` quantile (0..1) of ``values``."""
     if len(values) == 1:

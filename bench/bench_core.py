@@ -5,7 +5,9 @@ Measures:
   ``PostgresStore.get`` (target <= 1.5x);
 - a keyed preference write vs one ``PostgresStore.put``;
 - commit throughput (approving pre-created proposals) with 8 concurrent workers vs
-  ``PostgresStore.put`` per second with 8 workers (target >= 0.5x).
+  ``PostgresStore.put`` per second with 8 workers (target >= 0.5x);
+- one trusted ``add`` into an identity that already holds 10k records vs one into an empty
+  identity (target <= 2x: the capacity check must not count the identity's rows).
 
 Usage::
 
@@ -24,11 +26,27 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import row, scratch_database, server_dsn, timed  # noqa: E402
+from _common import paired, row, scratch_database, server_dsn  # noqa: E402
 from langgraph.store.postgres import PostgresStore  # noqa: E402
 from psycopg_pool import ConnectionPool  # noqa: E402
 
-from memory_graph import MemoryStore, Owner  # noqa: E402
+from memory_graph import Limits, MemoryStore, Owner  # noqa: E402
+
+
+def _fill(dsn: str, owner: Owner, n: int) -> None:
+    """Bench setup only: ``n`` active records straight into the owner's user identity."""
+    import psycopg
+
+    ident = owner.identity("user")
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute(
+            "INSERT INTO mg_records (scope_id, id, level, agent_key, workspace_key, kind, "
+            "content, trust, sensitivity, confidence, source, content_hash, created_at, "
+            "updated_at) SELECT %s, gen_random_uuid(), %s, %s, %s, 'fact', 'filler ' || g, "
+            "'user-confirmed', 'private', 1.0, 'api', md5(g::text), now(), now() "
+            "FROM generate_series(1, %s) g",
+            (ident.scope_id, ident.level, ident.agent_key, ident.workspace_key, n),
+        )
 
 
 def _throughput(worker: object, workers: int, seconds: float) -> float:
@@ -58,16 +76,21 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workers", type=int, default=8)
     ap.add_argument("--seconds", type=float, default=3.0, help="duration of each throughput run")
     ap.add_argument("--proposals", type=int, default=1500, help="pre-created proposals per worker")
+    ap.add_argument("--pool-records", type=int, default=10_000, help="records of the big identity")
     args = ap.parse_args(argv)
 
     with scratch_database(server_dsn(args.dsn)) as dsn:
         pool = ConnectionPool(
-            dsn, min_size=args.workers, max_size=args.workers, open=True,
+            dsn,
+            min_size=args.workers,
+            max_size=args.workers,
+            open=True,
             kwargs={"autocommit": True, "prepare_threshold": 0},
         )
         lg = PostgresStore(pool)  # type: ignore[arg-type]
         lg.setup()
-        with MemoryStore.from_dsn(dsn, max_size=args.workers) as store:
+        limits = Limits(max_records_per_identity=100_000)
+        with MemoryStore.from_dsn(dsn, max_size=args.workers, limits=limits) as store:
             store.setup()
             owner = Owner("bench-user", agent="bench-agent")
             store.patch_profile(owner, {"name": "Ada", "timezone": "UTC", "language": "en"})
@@ -77,8 +100,11 @@ def main(argv: list[str] | None = None) -> int:
             lg.put(("bench", "user"), "context", {"profile": {"name": "Ada"}, "prefs": {}})
 
             print(f"server: {dsn.split('?')[0]}  samples: {args.n}")
-            ours = timed(lambda: store.context_block(owner), args.n)
-            base = timed(lambda: lg.get(("bench", "user"), "context"), args.n)
+            ours, base = paired(
+                lambda: store.context_block(owner),
+                lambda: lg.get(("bench", "user"), "context"),
+                args.n,
+            )
             print(row("entry context load vs PostgresStore.get", ours, base, "(target <= 1.5x)"))
 
             counter = itertools.count()
@@ -90,9 +116,27 @@ def main(argv: list[str] | None = None) -> int:
                     owner, "bench.key", f"v{i}", updated_at=t + timedelta(seconds=i)
                 )
 
-            ours = timed(write, args.n)
-            base = timed(lambda: lg.put(("bench", "user"), "k", {"v": next(counter)}), args.n)
-            print(row("keyed preference write vs PostgresStore.put", ours, base))
+            ours, base = paired(
+                write, lambda: lg.put(("bench", "user"), "k", {"v": next(counter)}), args.n
+            )
+            print(row("keyed preference write vs PostgresStore.put", ours, base, "(target <= 2x)"))
+
+            big = Owner("bench-big")
+            _fill(dsn, big, args.pool_records)
+            fresh = itertools.count()
+            ours, base = paired(
+                lambda: store.add(big, "fact", f"big fact {next(counter)}"),
+                lambda: store.add(Owner(f"bench-empty-{next(fresh)}"), "fact", "first fact"),
+                args.n,
+            )
+            print(
+                row(
+                    f"add into {args.pool_records} records vs into none",
+                    ours,
+                    base,
+                    "(target <= 2x)",
+                )
+            )
 
             # Approvals commit proposals that extraction created earlier: create them first
             # (untimed), then time the concurrent decisions, one transaction each.
