@@ -211,8 +211,9 @@ def _audit(dsn: str, tally: Tally) -> tuple[int, int, int]:
             "SELECT count(*) FROM (SELECT proposal_id FROM mg_audit WHERE proposal_id IS NOT "
             "NULL AND target_kind <> 'proposal' GROUP BY proposal_id HAVING count(*) > 1) d"
         ).fetchone()
+    # A proposal is lost when its approval left no decision: still pending, or gone. A
+    # conflict (its target changed since it was proposed) is a decision, reported apart.
     lost = sum(1 for pid in tally.queued if status.get(pid) not in ("approved", "conflicted"))
-    lost += sum(1 for pid in tally.approved if status.get(pid) != "approved")
     conflicted = sum(1 for s in status.values() if s == "conflicted")
     return lost, int(dupes[0]) if dupes else 0, conflicted
 
