@@ -44,3 +44,66 @@ def test_readonly_runs_outside_a_transaction(pg_dsn: str) -> None:
         assert a == b
         a, b = run_sync(conn, _two_clocks(), readonly=True)
         assert a < b
+
+
+def _queued_failure_then_read() -> Op[int]:
+    # Pipeline mode queues unread statements: the failure surfaces at the next read, and
+    # nothing of the transaction stays (not even the insert before the failure).
+    yield Query("INSERT INTO t VALUES (1)", fetch="none")
+    yield Query("INSERT INTO t VALUES (1 / 0)", fetch="none")
+    yield Query("INSERT INTO t VALUES (2)", fetch="none")
+    return (yield from _count())
+
+
+def _script() -> Op[int]:
+    yield Query(
+        "INSERT INTO t VALUES (1); -- a comment; with a semicolon\n"
+        "INSERT INTO t SELECT length('a;b'); INSERT INTO t SELECT length($q$x;y$q$);",
+        fetch="none",
+    )
+    return (yield from _count())
+
+
+def _round_trips() -> Op[int]:
+    for i in range(5):
+        yield Query("INSERT INTO t VALUES (%s)", (i,), fetch="none")
+    return (yield from _count())
+
+
+def test_a_queued_statement_that_fails_rolls_back_the_transaction(pg_dsn: str) -> None:
+    with psycopg.connect(pg_dsn) as conn:
+        conn.execute("CREATE TABLE t (x int)")
+        conn.commit()
+        with pytest.raises(psycopg.errors.DivisionByZero):
+            run_sync(conn, _queued_failure_then_read())
+        assert run_sync(conn, _count(), readonly=True) == 0
+        assert run_sync(conn, _count()) == 0  # the connection is usable again
+
+
+def test_a_parameterless_script_runs_statement_by_statement(pg_dsn: str) -> None:
+    with psycopg.connect(pg_dsn) as conn:
+        conn.execute("CREATE TABLE t (x int)")
+        conn.commit()
+        assert run_sync(conn, _script()) == 3
+        assert sorted(r[0] for r in conn.execute("SELECT x FROM t")) == [1, 3, 3]
+
+
+def test_unread_statements_share_one_round_trip_with_the_next_read(pg_dsn: str) -> None:
+    # BEGIN, five inserts and the count go out together: one sync, so one round trip.
+    syncs = 0
+    original = psycopg.Pipeline.sync
+
+    def counting(self: psycopg.Pipeline) -> None:
+        nonlocal syncs
+        syncs += 1
+        original(self)
+
+    with psycopg.connect(pg_dsn) as conn:
+        conn.execute("CREATE TABLE t (x int)")
+        conn.commit()
+        psycopg.Pipeline.sync = counting  # type: ignore[method-assign]
+        try:
+            assert run_sync(conn, _round_trips()) == 5
+        finally:
+            psycopg.Pipeline.sync = original  # type: ignore[method-assign]
+    assert syncs == 1
