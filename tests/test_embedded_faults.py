@@ -221,3 +221,21 @@ def test_a_dead_server_is_restarted_for_a_new_store_in_the_same_process(
     assert uri  # the old URI named the same socket; the server behind it is new
     assert stop_embedded(data_dir)
     assert not server_running(data_dir)
+
+
+def test_the_server_stops_when_its_last_user_is_killed(data_dir: Path) -> None:
+    # SIGKILL runs no exit code at all: the data dir's watchdog stops the server.
+    proc = _spawn(
+        f"""
+        import time
+        from memory_graph.storage._embedded import start_embedded
+        start_embedded({str(data_dir)!r})
+        print("ready", flush=True)
+        time.sleep(600)
+        """
+    )
+    assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+    assert server_running(data_dir)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    _wait(lambda: not server_running(data_dir), timeout=60)

@@ -19,6 +19,9 @@ the wheel's ``PostgresServer``, so that every server fault recovers or fails cle
   pruned under the start lock). Each process registers once; at exit (``atexit``, and SIGTERM
   runs the normal exit path) it unregisters and, when no live user is left, stops whatever
   server runs on the data directory now (also a replacement started after a crash).
+* **A watchdog** (a small detached process, one per data dir) stops the server once no live
+  user is left, so a server outlives its last user by about a second even when that user
+  was SIGKILLed and ran no exit code at all.
 * **No per-process staleness**: every :func:`start_embedded` call checks that the server it
   knows is still alive and starts a replacement when it is not.
 * The first-start race is serialised by a file lock; ``XDG_RUNTIME_DIR`` gets a private
@@ -407,6 +410,60 @@ def _install_sigterm_exit() -> None:
         signal.signal(signal.SIGTERM, _exit)
 
 
+# --- the watchdog -------------------------------------------------------------------------
+
+_WATCH_INTERVAL = 1.0
+
+
+def _watchdog_alive(pgdata: Path) -> bool:
+    try:
+        pid = int((pgdata / ".watchdog.pid").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return False
+    import psutil
+
+    try:
+        cmd = " ".join(psutil.Process(pid).cmdline())
+    except (psutil.NoSuchProcess, psutil.ZombieProcess, psutil.AccessDenied):
+        return False
+    return _pid_alive(pid) and "--watch" in cmd and str(pgdata.parent) in cmd
+
+
+def _ensure_watchdog(base: Path, pgdata: Path) -> None:
+    """Start the data dir's watchdog unless one runs. Holds the start lock."""
+    if _watchdog_alive(pgdata):
+        return
+    import sys
+
+    root = str(Path(__file__).resolve().parents[2])
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "memory_graph.storage._embedded", "--watch", str(base)],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        close_fds=True,
+    )
+    (pgdata / ".watchdog.pid").write_text(str(proc.pid))
+    # Reap it when it exits, so it never lingers as our zombie.
+    threading.Thread(target=proc.wait, daemon=True).start()
+
+
+def _watch(base: Path) -> None:
+    """The watchdog loop: stop the server when no live user is left, then exit."""
+    pgdata = base / "pgdata"
+    while True:
+        time.sleep(_WATCH_INTERVAL)
+        with _file_lock(base / ".start.lock"):
+            if _live_users(pgdata):
+                continue
+            _stop_if_unused(pgdata, leaving=None)  # the last user left without stopping it
+            return
+
+
 # --- entry point --------------------------------------------------------------------------
 
 
@@ -445,6 +502,7 @@ def start_embedded(data_dir: str | Path | None = None) -> str:
                 users = _live_users(pgdata)
                 if os.getpid() not in users:
                     _set_users(pgdata, [*users, os.getpid()])
+                _ensure_watchdog(base, pgdata)
         except StorageUnavailableError:
             raise
         except Exception as exc:  # the wheel raises bare subprocess/OS errors
@@ -458,3 +516,11 @@ def start_embedded(data_dir: str | Path | None = None) -> str:
         _install_sigterm_exit()
         _known[pgdata] = uri
     return uri
+
+
+if __name__ == "__main__":  # the watchdog: python -m memory_graph.storage._embedded --watch DIR
+    import sys
+
+    if len(sys.argv) == 3 and sys.argv[1] == "--watch":
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        _watch(Path(sys.argv[2]))
