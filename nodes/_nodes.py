@@ -28,8 +28,8 @@ from ._core import (
     ValidationError,
 )
 from ._drive import Call, Op, drive_async, drive_sync, is_async_store
-from ._owner import STORE_ATTR, check_thread_owner, config_thread_id
 from ._metrics import measured
+from ._owner import STORE_ATTR, check_thread_owner, config_thread_id
 from ._redact import redact_messages
 from ._state import ExtractionReportJSON, ProposalJSON, proposal_to_json
 
