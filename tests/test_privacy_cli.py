@@ -16,7 +16,9 @@ def _seed(dsn: str) -> None:
         store.setup()
         store.patch_profile(ADA, {"call_them": "Zorbulon"})
         store.add(ADA, "fact", "Vexmirth is my cat")
-        p = store.propose(ADA, "set_preference", {"key": "reply.length", "value": "short"})
+        p = store.propose(
+            ADA, "set_preference", {"key": "reply.length", "value": "short"}, level="user"
+        )
         store.decide(ADA, p.id, "reject")
         store.note_blocked(ADA, {"health": 2, "credential": 1})
         store.add(Owner("bob"), "fact", "Bob keeps bees")
@@ -56,7 +58,9 @@ def test_stats_counts_writes_rejections_and_blocks(pg_dsn: str) -> None:
 def test_sweep_reports_json(pg_dsn: str) -> None:
     _seed(pg_dsn)
     with MemoryStore.from_dsn(pg_dsn) as store:
-        store.propose(ADA, "add", {"kind": "fact", "content": "x"}, ttl=timedelta(seconds=1))
+        store.propose(
+            ADA, "add", {"kind": "fact", "content": "x"}, level="user", ttl=timedelta(seconds=1)
+        )
     import time
 
     time.sleep(1.1)  # let the one-second proposal expire (real clock in the subprocess)

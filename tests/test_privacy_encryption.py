@@ -37,7 +37,7 @@ def _two_turns(dsn: str, key: str | None) -> None:
             agent.invoke(turn(SAID), cfg("t1"), context=ctx)
             from nodes import pending_review, resume_review
 
-            _, request = pending_review(agent, "t1")
+            _, request = pending_review(agent, "t1", owner=ALICE)
             resume_review(agent, owner=ALICE, thread_id="t1", decisions=decide_all(request))
             # Second turn: user_context and recalled (plain str channels) now hold the name.
             out = agent.invoke(turn("Hello, how is Vexmirth?"), cfg("t1"), context=ctx)

@@ -22,7 +22,7 @@ def _real_now() -> datetime:
 
 
 def _propose(store: Any, owner: Owner, key: str) -> Any:
-    return store.propose(owner, "set_preference", {"key": key, "value": "x"})
+    return store.propose(owner, "set_preference", {"key": key, "value": "x"}, level="user")
 
 
 def test_sweep_expires_deletes_and_trims(make_store: Any, clock: Any, pg_dsn: str) -> None:
