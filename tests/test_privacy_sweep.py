@@ -89,7 +89,7 @@ def test_sweep_skips_rows_locked_by_live_transactions(
     store = make_store()
     a = _propose(store, ALICE, "a.k")
     b = _propose(store, BOB, "b.k")
-    clock.now += DAY
+    clock.now += 60 * DAY  # past the default proposal lifetime
     with psycopg.connect(pg_dsn) as conn:
         conn.execute("SELECT 1 FROM mg_proposals WHERE id = %s FOR UPDATE", (a.id,))
         report = store.sweep()  # does not wait for the lock holder
