@@ -61,6 +61,7 @@ from .errors import (
 )
 from .policy import ApprovalPolicy
 from .storage import AsyncMemoryStore, MemoryStore
+from .storage._ops_privacy import ForgetReport, SweepReport
 
 try:
     __version__: str = version("langgraph-memory-graph")
@@ -78,6 +79,7 @@ __all__ = [
     "ConflictError",
     "DecisionKind",
     "Disagreement",
+    "ForgetReport",
     "Grant",
     "IDENTITY_LEVELS",
     "IdempotencyConflictError",
@@ -111,6 +113,7 @@ __all__ = [
     "StaleWriteError",
     "Status",
     "StorageUnavailableError",
+    "SweepReport",
     "ThreadOwnerError",
     "Trust",
     "UnknownFieldError",

@@ -1,4 +1,5 @@
-"""The ``memory-graph`` command line: demo, chat, inbox, show, export and import.
+"""The ``memory-graph`` command line: demo, chat, inbox, show, export, import, forget, sweep
+and stats.
 
 This is the application layer: it may import the LangGraph layer (``nodes``), but only
 inside the commands that need it, so ``memory-graph --help`` stays fast.
@@ -29,6 +30,7 @@ from rich.rule import Rule
 from rich.text import Text
 
 from . import _cli_core as core
+from . import _cli_privacy
 from . import _cli_render as render
 from ._cli_core import Settings, check_dsn, check_text, parse_json
 from ._identity import Owner
@@ -425,6 +427,11 @@ def inbox_decide(
     if outcome.refused is not None:
         err_console.print(Text(core.error_line(outcome.refused), style="bold red"), soft_wrap=True)
         raise typer.Exit(1)
+
+
+# -- privacy: forget, sweep, stats (memory_graph/_cli_privacy.py) ---------------------------
+
+_cli_privacy.register(app, open_store=open_store, make_owner=make_owner, console=console)
 
 
 # -- entry point -----------------------------------------------------------------------------

@@ -48,6 +48,12 @@ from ._evidence import (
     create_read_evidence_tool,
     evidence_manifest,
 )
+from ._metrics import (
+    TurnMetricsJSON,
+    add_metrics_exporter,
+    otel_metrics_exporter,
+    remove_metrics_exporter,
+)
 from ._models import OfflineChatModel, chat_model_from_env, structured_method_from_env
 from ._nodes import create_extract_memories, create_load_user_context, create_recall
 from ._payloads import (
@@ -95,7 +101,9 @@ __all__ = [
     "ReviewResponseModel",
     "TOOL_NAMES",
     "Task",
+    "TurnMetricsJSON",
     "UnknownThreadError",
+    "add_metrics_exporter",
     "alist_inbox",
     "apending_review",
     "aresume_review",
@@ -117,8 +125,10 @@ __all__ = [
     "list_inbox",
     "open_async_checkpointer",
     "open_checkpointer",
+    "otel_metrics_exporter",
     "owner_context",
     "pending_review",
+    "remove_metrics_exporter",
     "resolve_owner",
     "resume_review",
     "structured_method_from_env",

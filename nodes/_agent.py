@@ -57,6 +57,7 @@ from ._evidence import (
     create_read_evidence_tool,
     evidence_manifest,
 )
+from ._metrics import ends_turn
 from ._nodes import create_extract_memories, create_load_user_context, create_recall
 from ._owner import acheck_run, check_run, check_thread_owner, with_proof
 from ._prompt import DEFAULT_INSTRUCTIONS, build_system_prompt
@@ -178,6 +179,7 @@ def build_memory_graph(
     recall_max_tokens: int | None = None,
     evidence: EvidencePolicy | None = None,
     message_window: MessageWindow | None = None,
+    redact_blocked: bool = False,
 ) -> StateGraph[MemoryState, MemoryContext, MemoryState, MemoryState]:
     """Build the uncompiled memory agent graph.
 
@@ -199,6 +201,8 @@ def build_memory_graph(
             in a ``<tool_evidence>`` manifest and give the model ``read_evidence``.
         message_window: maps the state's messages to the ones the model sees (e.g. a
             ``trim_messages`` partial); ``None`` shows them all.
+        redact_blocked: mask what the guard blocks in the human messages kept in the state
+            (``nodes._redact``; off by default, the model then never sees the masked text).
 
     Returns:
         The ``StateGraph``; compile it with a checkpointer (``interrupt`` needs one).
@@ -235,7 +239,8 @@ def build_memory_graph(
             message_window=message_window,
         ),
     )
-    builder.add_node("extract_memories", create_extract_memories(store, extractor=extractor))
+    extract = create_extract_memories(store, extractor=extractor, redact_blocked=redact_blocked)
+    builder.add_node("extract_memories", extract)
     builder.add_node("review_memories", create_review_memories(store, policy=policy))
     # Context, the first recall and extraction are independent: one superstep (one
     # checkpoint), and the model starts once all three are done.
@@ -249,15 +254,19 @@ def build_memory_graph(
             builder.add_node("tools", ToolNode(all_tools, handle_tool_errors=_tool_error))
         builder.add_node("collect_proposals", create_extract_memories(store, extractor=extractor))
         builder.add_conditional_edges(
-            "agent", _route_after_model, ["tools", "collect_proposals", "review_memories", END]
+            "agent",
+            ends_turn(_route_after_model),
+            ["tools", "collect_proposals", "review_memories", END],
         )
         builder.add_edge("tools", "recall")
         builder.add_conditional_edges(
-            "collect_proposals", _route_to_review, ["review_memories", END]
+            "collect_proposals", ends_turn(_route_to_review), ["review_memories", END]
         )
     else:
         # A turn that leaves nothing to review skips the review superstep.
-        builder.add_conditional_edges("agent", _route_to_review, ["review_memories", END])
+        builder.add_conditional_edges(
+            "agent", ends_turn(_route_to_review), ["review_memories", END]
+        )
     builder.add_edge("review_memories", END)
     return builder
 
@@ -300,6 +309,7 @@ def create_memory_agent(
     recall_max_tokens: int | None = None,
     evidence: EvidencePolicy | None = None,
     message_window: MessageWindow | None = None,
+    redact_blocked: bool = False,
     name: str = "memory_agent",
 ) -> CompiledStateGraph[MemoryState, MemoryContext, MemoryState, MemoryState]:
     """Build and compile the memory agent with sync durability and strict resume.
@@ -326,6 +336,7 @@ def create_memory_agent(
         recall_max_tokens: see :func:`build_memory_graph`.
         evidence: see :func:`build_memory_graph`.
         message_window: see :func:`build_memory_graph`.
+        redact_blocked: see :func:`build_memory_graph`.
         name: the compiled graph's name.
 
     Returns:
@@ -345,6 +356,7 @@ def create_memory_agent(
         recall_max_tokens=recall_max_tokens,
         evidence=evidence,
         message_window=message_window,
+        redact_blocked=redact_blocked,
     )
     graph = builder.compile(checkpointer=checkpointer, store=governed, name=name)
     graph.__class__ = MemoryAgentGraph  # same fields; adds the owner check before a run
@@ -352,7 +364,9 @@ def create_memory_agent(
 
 
 @contextmanager
-def open_checkpointer(store: AnyStore, *, setup: bool = True) -> Iterator[Any]:
+def open_checkpointer(
+    store: AnyStore, *, setup: bool = True, encryption_key: str | bytes | None = None
+) -> Iterator[Any]:
     """Open a ``PostgresSaver`` on the store's database (``store.dsn``), on a connection pool.
 
     The pool is sized and configured like the store's (``max_size``, ``connect_timeout``,
@@ -363,29 +377,38 @@ def open_checkpointer(store: AnyStore, *, setup: bool = True) -> Iterator[Any]:
     Args:
         store: an open ``MemoryStore``; its resolved DSN and pool options are used.
         setup: run the checkpointer's idempotent ``setup()`` (creates its tables).
+        encryption_key: AES key for checkpoints at rest (base64/hex of 16, 24 or 32 bytes),
+            else ``$MEMORY_GRAPH_CHECKPOINT_KEY``; none: plain checkpoints (see ``_encryption``).
 
     Yields:
         The ``PostgresSaver``.
     """
     from memory_graph.storage._checkpoint import open_saver
 
+    from ._encryption import seal_checkpointer
+
     with open_saver(store.dsn, store._pool_options, setup=setup) as saver:
-        yield saver
+        yield seal_checkpointer(saver, encryption_key)
 
 
 @asynccontextmanager
-async def open_async_checkpointer(store: AnyStore, *, setup: bool = True) -> AsyncIterator[Any]:
+async def open_async_checkpointer(
+    store: AnyStore, *, setup: bool = True, encryption_key: str | bytes | None = None
+) -> AsyncIterator[Any]:
     """Open an ``AsyncPostgresSaver`` on the store's database, on an async connection pool.
 
     Args:
         store: an open ``AsyncMemoryStore`` (or ``MemoryStore``); its DSN and pool options
             are used (see :func:`open_checkpointer`).
         setup: run the checkpointer's idempotent ``setup()``.
+        encryption_key: as for :func:`open_checkpointer`.
 
     Yields:
         The ``AsyncPostgresSaver``.
     """
     from memory_graph.storage._checkpoint import open_async_saver
 
+    from ._encryption import seal_checkpointer
+
     async with open_async_saver(store.dsn, store._pool_options, setup=setup) as saver:
-        yield saver
+        yield seal_checkpointer(saver, encryption_key)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
+from time import perf_counter
 from typing import Any
 
 from langchain_core.messages import AnyMessage, BaseMessage
@@ -27,7 +28,9 @@ from ._core import (
     ValidationError,
 )
 from ._drive import Call, Op, drive_async, drive_sync, is_async_store
+from ._metrics import measured
 from ._owner import STORE_ATTR, check_thread_owner, config_thread_id
+from ._redact import redact_messages
 from ._state import ExtractionReportJSON, ProposalJSON, proposal_to_json
 
 __all__ = [
@@ -67,8 +70,9 @@ def _make_node(
         ) -> dict[str, Any]:
             owner = resolve_owner(runtime.context, config)
             governed = governed_from_runtime(runtime.store)
+            started = perf_counter()
             result: dict[str, Any] = governed.drive(_owned(body, owner, state, config))
-            return result
+            return measured(name, state, result, started)
 
         rnode.__name__ = rnode.__qualname__ = name
         return rnode
@@ -78,8 +82,9 @@ def _make_node(
             state: Mapping[str, Any], runtime: Runtime[Any], config: RunnableConfig
         ) -> dict[str, Any]:
             owner = resolve_owner(runtime.context, config)
+            started = perf_counter()
             result: dict[str, Any] = await drive_async(store, _owned(body, owner, state, config))
-            return result
+            return measured(name, state, result, started)
 
         anode.__name__ = anode.__qualname__ = name
         setattr(anode, STORE_ATTR, store)
@@ -89,8 +94,9 @@ def _make_node(
         state: Mapping[str, Any], runtime: Runtime[Any], config: RunnableConfig
     ) -> dict[str, Any]:
         owner = resolve_owner(runtime.context, config)
+        started = perf_counter()
         result: dict[str, Any] = drive_sync(store, _owned(body, owner, state, config))
-        return result
+        return measured(name, state, result, started)
 
     node.__name__ = node.__qualname__ = name
     setattr(node, STORE_ATTR, store)
@@ -204,7 +210,9 @@ def new_human_messages(
     return [m for m in messages[start:] if m.type == "human"]
 
 
-def create_extract_memories(store: AnyStore | None = None, *, extractor: Any = None) -> Node:
+def create_extract_memories(
+    store: AnyStore | None = None, *, extractor: Any = None, redact_blocked: bool = False
+) -> Node:
     """Create the extraction node: new human messages → guarded candidates → proposals.
 
     Runs ``memory_graph.extract.extract_candidates`` over the human messages that arrived
@@ -219,6 +227,9 @@ def create_extract_memories(store: AnyStore | None = None, *, extractor: Any = N
         store: a ``MemoryStore`` or ``AsyncMemoryStore``; ``None`` uses ``runtime.store``.
         extractor: a runnable from ``memory_graph.extract.create_extractor``; ``None`` uses
             the offline pattern extractor.
+        redact_blocked: mask what the guard blocks in the new human messages kept in the
+            state (off by default: the model then never sees the masked text; see
+            ``nodes._redact``).
 
     Returns:
         The node function, named ``extract_memories``.
@@ -314,6 +325,8 @@ def create_extract_memories(store: AnyStore | None = None, *, extractor: Any = N
                     else:
                         if proposal.status == "pending":  # not one the owner rejected before
                             created.append(proposal)
+            if categories:  # content-free counts, for `memory-graph stats`
+                yield Call("note_blocked", (owner, dict(categories)), {"thread_id": thread_id})
             report["blocked"] = sum(categories.values())
             report["blocked_categories"] = dict(sorted(categories.items()))
             report["proposed"] = len(created)
@@ -325,6 +338,11 @@ def create_extract_memories(store: AnyStore | None = None, *, extractor: Any = N
         if not humans:
             # Nothing was extracted: keep the turn's report (this is the post-tools collect).
             return {"pending_proposals": pending, "commit_results": []}
-        return {"pending_proposals": pending, "commit_results": [], "extraction": report}
+        out: dict[str, Any] = {
+            "pending_proposals": pending, "commit_results": [], "extraction": report
+        }
+        if redact_blocked and (masked := redact_messages(humans)):
+            out["messages"] = masked  # same ids: add_messages replaces them
+        return out
 
     return _make_node(store, "extract_memories", body)

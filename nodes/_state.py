@@ -13,6 +13,7 @@ from langgraph.graph import MessagesState
 from typing_extensions import TypedDict
 
 from ._core import CommitResult, Proposal
+from ._metrics import TurnMetricsJSON, merge_metrics
 
 __all__ = [
     "CommitResultJSON",
@@ -109,6 +110,8 @@ class MemoryState(MessagesState, total=False):
     """Counts from the last extraction."""
     tool_evidence: Annotated[list[dict[str, Any]], merge_evidence]
     """Evidence references of indexed tool results (no result text), oldest first."""
+    metrics: Annotated[TurnMetricsJSON, merge_metrics]
+    """This turn's memory metrics, summed over its nodes (see ``nodes._metrics``)."""
 
 
 EVIDENCE_STATE_CAP = 500

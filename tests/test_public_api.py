@@ -19,6 +19,7 @@ EXPECTED = [
     "ConflictError",
     "DecisionKind",
     "Disagreement",
+    "ForgetReport",
     "Grant",
     "IDENTITY_LEVELS",
     "IdempotencyConflictError",
@@ -52,6 +53,7 @@ EXPECTED = [
     "StaleWriteError",
     "Status",
     "StorageUnavailableError",
+    "SweepReport",
     "ThreadOwnerError",
     "Trust",
     "UnknownFieldError",
@@ -65,6 +67,7 @@ EXPECTED = [
 STORE_API = [
     "add",
     "audit_log",
+    "audit_summary",
     "check_thread",
     "claim_thread",
     "clock",
@@ -79,6 +82,7 @@ STORE_API = [
     "enable_embeddings",
     "ensure_bootstrap",
     "export",
+    "forget_user",
     "from_dsn",
     "get_evidence",
     "get_grant",
@@ -96,6 +100,7 @@ STORE_API = [
     "list_records",
     "list_threads",
     "memory_md",
+    "note_blocked",
     "open",
     "patch_profile",
     "propose",
@@ -109,6 +114,7 @@ STORE_API = [
     "set_preference",
     "setup",
     "snapshot",
+    "sweep",
 ]
 
 

@@ -54,6 +54,7 @@ from ._ops_persona import (
 )
 from ._ops_records import reinforce_op
 from ._ops_rejections import list_expired_op
+from ._privacy import AsyncPrivacyMethods
 from ._setup import resolve_dsn, setup_op
 from ._vector import (
     embeddings_ready_op,
@@ -72,7 +73,7 @@ __all__ = ["AsyncMemoryStore"]
 T = TypeVar("T")
 
 
-class AsyncMemoryStore(StoreBase):
+class AsyncMemoryStore(StoreBase, AsyncPrivacyMethods):
     """Governed long-term user memory on PostgreSQL (async twin of ``MemoryStore``).
 
     Args:

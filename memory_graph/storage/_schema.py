@@ -442,4 +442,19 @@ MIGRATIONS: list[str] = [
         PRIMARY KEY (scope_id, fingerprint)
     );
     """,
+    # v11 (privacy): what the retention sweep looks for, indexed so that each bounded batch
+    # reads only due rows: pending proposals by expiry, inactive records by removal time,
+    # expiring records, audit rows that still have content by time.
+    """
+    CREATE INDEX IF NOT EXISTS mg_proposals_due ON mg_proposals (expires_at)
+        WHERE status = 'pending';
+    CREATE INDEX IF NOT EXISTS mg_proposals_decided
+        ON mg_proposals ((coalesce(decided_at, expires_at))) WHERE status <> 'pending';
+    CREATE INDEX IF NOT EXISTS mg_records_inactive ON mg_records (recorded_at)
+        WHERE status <> 'active';
+    CREATE INDEX IF NOT EXISTS mg_records_expiry ON mg_records (expires_at)
+        WHERE expires_at IS NOT NULL;
+    CREATE INDEX IF NOT EXISTS mg_audit_content ON mg_audit (at)
+        WHERE before IS NOT NULL OR after IS NOT NULL;
+    """,
 ]

@@ -52,6 +52,7 @@ from ._ops_persona import (
 )
 from ._ops_records import reinforce_op
 from ._ops_rejections import list_expired_op
+from ._privacy import PrivacyMethods
 from ._setup import resolve_dsn, setup_op
 from ._vector import (
     embeddings_ready_op,
@@ -70,7 +71,7 @@ __all__ = ["MemoryStore"]
 T = TypeVar("T")
 
 
-class MemoryStore(StoreBase):
+class MemoryStore(StoreBase, PrivacyMethods):
     """Governed long-term user memory on PostgreSQL (sync).
 
     Args:
