@@ -89,7 +89,10 @@ _SELF_ZH = re.compile(r"我(?!们?的?家?(?:" + REL_ZH + "))|本人|自己|俺"
 _SELF_STRONG = re.compile(r"\bmyself\b|自己|本人|\bmy own\b")
 
 _TOPIC_EN = re.compile(
-    r"\b(?:about|research(?:ing)?|article|blog|explainer|explain|essay|paper|papers|"
+    r"\b(?:(?:article|post|book|paper|essay|documentary|video|talk|podcast|story|blog|thread|"
+    r"piece) (?:about|on)|research(?:ing)?|translate|translation|how do you say|in english|"
+    r"in chinese|"
+    r"software|app|startup|tool|product|article|blog|explainer|explain|essay|paper|papers|"
     r"documentary|book|books|novel|story|stories|character|characters|plot|villain|"
     r"protagonist|film|movie|show|series|podcast|course|lecture|studying|study|studies|"
     r"definition|define|history|historical|what is|what's a|what are|difference between|"
@@ -104,10 +107,11 @@ _TOPIC_EN = re.compile(
 )
 _TOPIC_ZH = re.compile(
     r"关于|综述|研究|论文|文章|纪录片|电影|电视剧|小说|剧本|剧情|角色|主角|主人公|男主|女主|男二|"
-    r"女二|人设|科普|课程|讲座|是什么|什么意思|有什么区别|区别|为什么会|原理|历史|报告|作业|例子|"
+    r"女二|人设|科普|课程|讲座|什么是|是什么意思|什么意思|有什么区别|区别|为什么会|原理|历史|作业|例子|"
     r"举例|假设|如果|假如|要是|万一|好奇|测试|示例|样例|格式|写一个故事|故事|新闻|一般来说|"
     r"通常|常见|症状有哪些|有哪些症状|怎么预防|起源|由来|政策|辩论|调查|问卷|博物馆|景点|"
-    r"参观|旅游|游客|别人|有人|一个人|有些人|很多人|虚构|游戏里"
+    r"参观|游客|别人|有人|有些人|很多人|虚构|游戏里|翻译|英文|这个词|怎么说|资料|综述|公众号|"
+    r"患者|病人|人群|剧本杀|软件|产品"
 )
 _PET = re.compile(
     r"\b(?:dog|dogs|doggo|pup|puppy|cat|cats|kitty|kitten|pet|pets|vet|corgi|parrot|hamster|"

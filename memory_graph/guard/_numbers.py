@@ -14,9 +14,9 @@ from dataclasses import dataclass
 __all__ = ["Number", "numbers"]
 
 _NUMBER = re.compile(
-    r"(?<![0-9A-Za-z])([A-Za-z]{0,2})[ ]?"
+    r"(?<![0-9A-Za-z])([A-Z]{0,2})[ ]?"
     r"(\d(?:\d|[ \-./·_](?=\d)| - (?=\d)|\((?=\d\)))*\d?\)?)"
-    r"[ ]?(?:\(([0-9A-Za-z])\)|([A-Za-z]?))(?![0-9A-Za-z])"
+    r"[ ]?(?:\(([0-9A-Z])\)|([A-Z]?))(?![0-9A-Za-z])"
 )
 
 

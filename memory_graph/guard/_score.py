@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 
-from ._cues import Sentence
+from ._cues import REL_EN, REL_ZH, Sentence
 from ._types import Cue, GuardCategory
 
 __all__ = ["judge"]
@@ -32,7 +32,14 @@ _BINDER_EN = re.compile(
     r"\b(?:i|i'm|im|i've|ive|i'd|i'll|my|mine|myself|we|we're|our|he|she|he's|she's|his|her|"
     r"they)\b"
 )
-_BINDER_ZH = re.compile(r"我|自己|本人|他|她")
+_BINDER_ZH = re.compile(r"(?<![帮给让教告诉提醒问跟和替陪叫])我|自己|本人|(?<![其吉])[他她]")
+_REL_ANY = re.compile(rf"\b{REL_EN}\b|{REL_ZH}")
+_CREATIVE = re.compile(
+    r"\b(?:writing|write|wrote|reading|read|researching|research|studying|study|making|"
+    r"building|build|designing|working on|translating|summari[sz]\w*|looking up|find|"
+    r"found|learning|learn|teaching|curious|wondering)\b|写|读|看|研究|整理|找|查|总结|翻译|"
+    r"设计|了解|科普|学习|准备|好奇|问问"
+)
 _PET_NOUN = re.compile(
     r"\b(?:dog|dogs|pup|puppy|cat|cats|kitten|pet|corgi|parrot|hamster|rabbit|bunny|bird|"
     r"fish|horse|husky)\b|猫|狗|宠物|鹦鹉|仓鼠|兔|主子|毛孩子"
@@ -47,24 +54,20 @@ def _clause_before(sent: Sentence, pos: int) -> str:
 
 
 def bound(sent: Sentence, cue: Cue) -> bool:
-    """True when a person reference sits in the cue's clause, before it (or right after)."""
+    """True when a person is bound to the cue: a reference in the cue's clause, right
+    before it, with no writing/research verb and no pet noun in between."""
     clause = _clause_before(sent, cue.start)
-    window = clause[-12:] if sent.zh and not clause[-12:].isascii() else clause[-40:]
+    window = clause[-14:] if sent.zh and not clause[-14:].isascii() else clause[-40:]
     binders = list(_BINDER_EN.finditer(window)) + list(_BINDER_ZH.finditer(window))
     if sent.others:
-        binders += [m for m in _REL_ANY.finditer(window)]
-    if binders:
-        last = max(m.end() for m in binders)
-        if not (sent.pet and _PET_NOUN.search(window[last:] + sent.low[cue.start : cue.end])):
-            if not (sent.pet and _PET_NOUN.search(window[last : last + 12])):
-                return True
-    after = sent.low[cue.end : cue.end + 8]
-    return bool(re.match(r"\s*(?:here|for me|of mine|myself)\b", after))
-
-
-from ._cues import REL_EN, REL_ZH  # noqa: E402
-
-_REL_ANY = re.compile(rf"\b{REL_EN}\b|{REL_ZH}")
+        binders += list(_REL_ANY.finditer(window))
+    if not binders:
+        return False
+    last = max(m.end() for m in binders)
+    between = window[last:]
+    if _CREATIVE.search(between):
+        return False
+    return not (sent.pet and _PET_NOUN.search(between + sent.low[cue.start : cue.end]))
 
 
 def judge(sent: Sentence, cue: Cue) -> GuardCategory | None:

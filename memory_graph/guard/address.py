@@ -22,8 +22,31 @@ _SUFFIX_ANY_CASE = alt(
 )
 _STREET_EN = re.compile(
     rf"(?<![\d.,$#])\b\d{{1,6}}[a-z]?,?\s+(?:[nsew]\.?\s+)?(?:[a-z0-9'.-]+\s+){{1,3}}"
-    rf"{_SUFFIX_ANY_CASE}\b\.?(?!\s*(?:of|in|to|for|with|and|is|was)\b(?!\s*(?:apt|unit)))",
+    rf"{_SUFFIX_ANY_CASE}\b\.?(?!\s*(?:of|to|for|with)\b)",
     re.IGNORECASE,
+)
+_STREET_SUFFIX = alt(
+    "Alley|Allee|Avenue|Ave|Av|Bayou|Beach|Bend|Bluff|Bluffs|Bottom|Boulevard|Blvd|Branch|"
+    "Bridge|Brook|Brooks|Burg|Burgs|Bypass|Camp|Canyon|Cape|Causeway|Center|Centers|Circle|"
+    "Circles|Cir|Cliff|Cliffs|Club|Common|Commons|Corner|Corners|Course|Court|Courts|Ct|Cove|"
+    "Coves|Creek|Crescent|Crest|Crossing|Crossroad|Curve|Dale|Dam|Divide|Drive|Drives|Dr|"
+    "Estate|Estates|Expressway|Extension|Extensions|Fall|Falls|Ferry|Field|Fields|Flat|Flats|"
+    "Ford|Fords|Forest|Forge|Forges|Fork|Forks|Fort|Freeway|Garden|Gardens|Gateway|Glen|"
+    "Glens|Green|Greens|Grove|Groves|Harbor|Harbors|Haven|Heights|Highway|Hwy|Hill|Hills|"
+    "Hollow|Inlet|Island|Islands|Isle|Junction|Junctions|Key|Keys|Knoll|Knolls|Lake|Lakes|"
+    "Land|Landing|Lane|Ln|Light|Lights|Loaf|Lock|Locks|Lodge|Loop|Mall|Manor|Manors|Meadow|"
+    "Meadows|Mews|Mill|Mills|Mission|Motorway|Mount|Mountain|Mountains|Neck|Orchard|Oval|"
+    "Overpass|Park|Parks|Parkway|Parkways|Pkwy|Pass|Passage|Path|Pike|Pine|Pines|Place|Pl|"
+    "Plain|Plains|Plaza|Point|Points|Port|Ports|Prairie|Radial|Ramp|Ranch|Rapid|Rapids|Rest|"
+    "Ridge|Ridges|River|Road|Roads|Rd|Route|Row|Rue|Run|Shoal|Shoals|Shore|Shores|Skyway|"
+    "Spring|Springs|Spur|Spurs|Square|Squares|Sq|Station|Stravenue|Stream|Street|Streets|St|"
+    "Summit|Terrace|Ter|Throughway|Trace|Track|Trafficway|Trail|Trl|Tunnel|Turnpike|"
+    "Underpass|Union|Unions|Valley|Valleys|Via|Viaduct|View|Views|Village|Villages|Ville|"
+    "Vista|Walk|Walks|Wall|Way|Ways|Well|Wells|Close|Gate|Gdns|Mews"
+)
+_STREET_CAP = re.compile(
+    rf"(?<![\d.,$#])\b\d{{1,6}}[A-Z]?\s+(?:[NSEW]\.?\s+)?(?:[A-Z][A-Za-z'-]*\.?\s+){{1,3}}"
+    rf"{_STREET_SUFFIX}\b"
 )
 _UNIT_EN = re.compile(
     r"\b(?:apt|apartment|suite|ste|unit|flat|room|rm)\b\.?\s*#?\s*\d+[a-z]?\b|#\s?\d+[a-z]?\b"
@@ -45,7 +68,7 @@ _PUBLIC_EN = re.compile(
     r"headquarters|hq|campus|clinic|gym|meet|meetup|lunch|dinner|brunch|coffee|event|party|"
     r"concert|bar|pub|cinema|theater|theatre|bakery|place at|reservations?|open|hours|"
     r"flyer|business|our bakery|our shop|our store|branch|library|church|park|stadium|"
-    r"sherlock|fictional|novel|real address|famous|landmark|embassy|consulate)\b",
+    r"fictional|novel|real address|famous|landmark|embassy|consulate)\b",
     re.IGNORECASE,
 )
 _NUM = r"(?:\d+|[一二三四五六七八九十百]+)"
@@ -60,9 +83,8 @@ _UNIT_ZH = re.compile(
     r"|\d{2,5}\s*(?:室|房)(?!间)|门牌号|门禁密码|\d+\s*舍\s*\d{3}|\d+\s*-\s*\d+\s*-\s*\d{3,4}"
     r"|号\s*\d{1,3}\s*-\s*\d{1,4}(?!\d)"
 )
-_HOME_ZH = re.compile(
-    r"家|(?<!记)住(?!院)|搬|寄|快递|收货|收件|地址|外卖|宿舍|租|房东|送到|送货|楼下|门口"
-)
+_HOME_ZH = re.compile(r"家|(?<!记)住(?!院)|搬|宿舍|租|房东|我的地址|寄给我|送到我|收货地址")
+_DELIVERY_ZH = re.compile(r"寄|快递|收货|收件|地址|外卖|送到|送货|楼下|门口")
 _PUBLIC_ZH = re.compile(
     r"公司|办公|会议|酒店|宾馆|餐厅|店|商场|医院|学校|开业|铺面|咖啡|门店|营业|景点|博物馆|"
     r"海报|展览|银行|政府|大使馆|领馆"
@@ -79,11 +101,12 @@ def detect(sent: Sentence) -> list[Cue]:
         unit = _UNIT_ZH.search(text)
         home = _HOME_ZH.search(text)
         public = _PUBLIC_ZH.search(text) and not home
+        home = home or _DELIVERY_ZH.search(text)
         if (street or (unit and home)) and not public:
             m = street or unit
             assert m is not None
             cues.append(Cue("address", _REASON, m.start(), m.end(), "strong"))
-    street_en = _STREET_EN.search(text)
+    street_en = _STREET_EN.search(text) or _STREET_CAP.search(text)
     home_en = _HOME_EN.search(text)
     public_en = _PUBLIC_EN.search(text) and not home_en
     if street_en and not public_en:

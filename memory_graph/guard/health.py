@@ -71,7 +71,7 @@ _CONDITIONS_EN = (
     "antiretroviral|antiretrovirals|steroids|chronic|a1c|hba1c|ldl|hdl|triglycerides|"
     "blood sugar|glucose|cholesterol|blood pressure|bp|tsh|psa|egfr|creatinine|"
     "cd4|viral load|undetectable|platelets|hemoglobin|ferritin|vitamin d level|bmi|"
-    "waitlist|wait list|sponsor|relapsing"
+    "waitlist|wait list|sponsor|relapsing|days sober|months sober|years sober|yrs sober|weeks sober"
 )
 _DRUGS_EN = (
     "sertraline|zoloft|fluoxetine|prozac|escitalopram|lexapro|citalopram|celexa|paroxetine|"
@@ -104,7 +104,7 @@ _DRUGS_EN = (
     "maxalt|aimovig|botox for migraines|nurtec|ubrelvy|creon|insulin pump|cgm|dexcom|"
     "freestyle libre|omnipod|cpap|bipap"
 )
-_HEALTH_EN = re.compile(rf"\b{alt(_CONDITIONS_EN + '|' + _DRUGS_EN)}(?![a-z])")
+_HEALTH_EN = re.compile(rf"(?<![a-z0-9]){alt(_CONDITIONS_EN + '|' + _DRUGS_EN)}(?![a-z])")
 _WEAK_EN = frozenset(
     "surgery|therapy|therapist|counselor|counsellor|counseling|counselling|psychologist|"
     "meds|medication|medications|pills|prescription|prescribed|refill|recovery|sponsor|"
@@ -138,7 +138,7 @@ _FIGURATIVE_EN = re.compile(
     r"\b(?:killing me|kills me|gives? me (?:a )?(?:cancer|a heart attack|an aneurysm|ptsd)|"
     r"so ocd about|a bit ocd|my ocd about|dying of (?:laughter|boredom)|"
     r"heart attack (?:of|on) a plate|brain ?rot|sick beat|sick of|sick burn|"
-    r"emotional damage|i'm dead|im dead|i'm dying|im dying|insane|crazy|mental\b|"
+    r"(?:gonna|going to|about to) have a (?:stroke|heart attack|seizure|breakdown)|emotional damage|i'm dead|im dead|i'm dying|im dying|insane|crazy|mental\b|"
     r"depressing|pill to swallow|chill pill|therapy session with my|retail therapy|"
     r"shopping therapy|music therapy playlist|allergic to (?:meetings|mondays|work|people|"
     r"mornings|math|exercise|effort|drama|small talk|email|emails|cardio))"
@@ -203,7 +203,7 @@ _ALLERGY_ZH = re.compile(
 )
 _FIGURATIVE_ZH = re.compile(
     r"开玩笑|笑死|哈哈哈|整抑郁|气死|累死|烦死|想死你|要死了|病得不轻|社恐|强迫症犯了|"
-    r"玻璃心|尴尬癌|懒癌|拖延症|选择困难症|中二病|公主病|直男癌|晚期|重度拖延|穷病|"
+    r"玻璃心|尴尬癌|懒癌|拖延症|选择困难症|中二病|公主病|直男癌|重度拖延|穷病|快(?:要)?(?:中风|心梗|抑郁|猝死|吐血|心脏病发)|"
     r"对[^，。,.!?！？]{0,6}(?:开会|上班|加班|工作|早起|数学|运动|人|社交|老板|会议)[^，。,.!?！？]{0,2}过敏"
 )
 

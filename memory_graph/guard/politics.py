@@ -21,7 +21,7 @@ _PARTY_EN = alt(
     "liberal democrats|liberal party|liberals|ndp|bloc|green party|greens|libertarian|"
     "libertarians|communist|communists|communist party|socialist|socialists|"
     "democratic socialist|dsa|snp|plaid|reform uk|ukip|ccp|kmt|dpp|kuomintang|maga|"
-    "afd|cdu|spd|likud|bjp|congress party|ppc|independent"
+    "afd|cdu|spd|likud|bjp|congress party|ppc|independent|green|liberal|conservative|democratic|labor|progressive"
 )
 _IDENTITY_EN = alt(
     "left wing|left-wing|leftist|right wing|right-wing|far left|far-left|far right|"
@@ -34,7 +34,7 @@ _IDENTITY_EN = alt(
 _STRONG_EN = re.compile(
     rf"\b(?:voted|vote|voting|will vote|gonna vote|going to vote)\s+(?:for\s+|against\s+)?"
     rf"(?:the\s+)?(?:{_PARTY_EN}|leave|remain|yes|no|brexit|[a-z]+ in the|prop(?:osition)? "
-    r"\d+|measure \w+|trump|biden|harris|obama|clinton|sanders|[A-Z][a-z]+)\b"
+    r"\d+|measure \w+|\w+ candidate|\w+ ticket|trump|biden|harris|obama|clinton|sanders|[A-Z][a-z]+)\b"
     rf"|\b(?:member of|joined|volunteer(?:ed|ing)? (?:for|with)|campaign(?:ed|ing)? for|"
     rf"donat(?:e|ed|ing) to|canvass(?:ed|ing)? for|organizer (?:with|for)|card-carrying)\s+"
     rf"(?:the\s+|our\s+|a\s+|my\s+)?(?:local\s+)?(?:{_PARTY_EN}|campaign|union|chapter)\b"
@@ -49,7 +49,7 @@ _SELF_IDENT_EN = re.compile(
     r"i'm very|i'm quite|i'm more|i'm really)\b"
 )
 _ZH = re.compile(
-    r"党员|团员|预备党员|入党|入团|民主党派|民盟|民建|民进|农工党|致公党|九三学社|台盟|民革|"
+    r"党员|团员|预备党员|入了?党|入了?团|民主党派|民盟|民建|民进|农工党|致公党|九三学社|台盟|民革|"
     r"盟员|社员|政治面貌|左派|右派|左翼|右翼|自由派|保守派|建制派|泛民|本土派|民族主义|"
     r"共产主义|社会主义者|无政府主义|女权|投给|投票给|投了|选票|深蓝|深绿|浅蓝|浅绿|蓝营|"
     r"绿营|国民党|民进党|民众党|时代力量|共和党|民主党|工党|保守党|游行|示威|集会|维权|"

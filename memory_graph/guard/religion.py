@@ -43,7 +43,7 @@ _WEAK_EN = frozenset(
     "halal|kosher|convert|confirmed|eid|no pork|no beef|meditation retreat|devout|religious|"
     "believer|prayers|pray|prayed|praying|hijab|turban".split("|")
 )
-_TERM_EN = re.compile(rf"\b(?:{_FAITH_EN}|{_PRACTICE_STRONG_EN})(?![a-z])")
+_TERM_EN = re.compile(rf"(?<![a-z])(?:{_FAITH_EN}|{_PRACTICE_STRONG_EN})(?![a-z])")
 _FAITH_RE = re.compile(rf"\b{_FAITH_EN}(?![a-z])")
 _NOT_FAITH = re.compile(
     r"\b(?:catholic|christian|orthodox) (?:school|university|college|church history)\b|"

@@ -29,10 +29,10 @@ _PUBLIC_PHONE = re.compile(
     r"\b(?:support|customer service|hotline|helpline|front desk|reception|office|store|"
     r"shop|bakery|restaurant|clinic|hospital|pharmacy|company|business|toll-free|"
     r"airline|bank's|embassy|irs|dmv|site|website|lists)\b|客服|热线|前台|门店|商家|"
-    r"官方|公司|银行|医院|酒店|餐厅|店"
+    r"官方|公司|银行|医院|酒店|餐厅|店|馆|订餐|外卖|预约|商户"
 )
 _STATUS = re.compile(
-    r"\b(?:gay|lesbian|bisexual|bi|pansexual|asexual|transgender|trans|queer|nonbinary|"
+    r"(?<![a-z])(?:gay|lesbian|bisexual|bi|pansexual|asexual|transgender|trans|queer|nonbinary|"
     r"non-binary|not out|in the closet|closeted|came out|coming out|undocumented|"
     r"illegal immigrant|illegal alien|illegally|out of status|overstayed|overstaying|"
     r"visa (?:expired|denied|revoked)|h-1b (?:denied|revoked)|deported|deportation|"
@@ -40,7 +40,7 @@ _STATUS = re.compile(
     r"arrested|in prison|in jail|prison|jail|did time|doing time|served time|on parole|"
     r"on probation|parole|probation|sex offender|registered sex offender|dui|dwi|"
     r"assault|armed robbery|robbery|theft|fraud charges?|charged with|having an affair|"
-    r"cheating on|affair)\b"
+    r"cheating on|affair)(?![a-z])"
     r"|同性恋|双性恋|跨性别|出柜|拉拉|非法移民|黑户|黑着|偷渡|签证过期|非法滞留|逾期滞留|"
     r"前科|坐过牢|坐牢|坐过监|坐监|服刑|出狱|被拘留|被抓|案底|犯罪记录|出轨|婚外情|"
     r"吸毒|赌博|被判|判了|缓刑|假释|性侵|家暴"
