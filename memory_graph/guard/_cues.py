@@ -83,6 +83,8 @@ _OTHER_ZH = re.compile(
     rf"(?:我的?|我们的?|我家|我们家|你|他的?|她的?)?(?:{REL_ZH})|(?<![其吉])[他她](?!们的?事)"
     rf"|(?:小|老|阿)[{SURNAMES}](?![{CJK}]?(?:师|板|家|公|婆|乡|百姓|样子))"
     rf"|[{SURNAMES}](?:总|经理|老师|医生|阿姨|叔叔|先生|女士|小姐|同学|主任|工)"
+    rf"|[{SURNAMES}][{CJK}]{{1,2}}(?=的(?:电话|手机|号码|邮箱|微信|身份证|证件|护照|地址|住址|"
+    r"银行卡|卡号|病|工资|收入))"
 )
 _SELF_EN = re.compile(r"\b(?:i|i'm|im|i've|ive|i'd|i'll|me|my|mine|myself|we|we're|our|us)\b")
 _SELF_ZH = re.compile(r"我(?!们?的?家?(?:" + REL_ZH + "))|本人|自己|俺")
@@ -112,6 +114,11 @@ _TOPIC_ZH = re.compile(
     r"通常|常见|症状有哪些|有哪些症状|怎么预防|起源|由来|政策|辩论|调查|问卷|博物馆|景点|"
     r"参观|游客|别人|有人|有些人|很多人|虚构|游戏里|翻译|英文|这个词|怎么说|资料|综述|公众号|"
     r"患者|病人|人群|剧本杀|软件|产品"
+)
+_HYPOTHETICAL = re.compile(
+    r"\b(?:suppose|supposing|imagine|hypothetical(?:ly)?|what if|if someone|if somebody|"
+    r"if a person|thought experiment|let's say)\b|假设|假如|要是|如果有|如果一个|纯假设|"
+    r"有个朋友|有个同事|有个人|某人|某个"
 )
 _PET = re.compile(
     r"\b(?:dog|dogs|doggo|pup|puppy|cat|cats|kitty|kitten|pet|pets|vet|corgi|parrot|hamster|"
@@ -190,6 +197,11 @@ class Sentence:
         return bool(_TOPIC_ZH.search(self.text) if self.zh else False) or bool(
             _TOPIC_EN.search(self.low)
         )
+
+    @cached_property
+    def hypothetical(self) -> bool:
+        """A hypothetical or someone unspecified (``suppose``, ``假设有个朋友``)."""
+        return _HYPOTHETICAL.search(self.low) is not None
 
     @cached_property
     def pet(self) -> bool:

@@ -135,14 +135,17 @@ def _t2s() -> Any:
     return opencc.OpenCC("t2s")
 
 
-def _simplify(pieces: list[_Piece]) -> None:
+def _simplify(pieces: list[_Piece], text: str) -> None:
     """Traditional -> Simplified, in place, one character for one character."""
-    idx = [i for i, p in enumerate(pieces) if len(p[0]) == 1 and _is_cjk(p[0])]
-    if not idx:
+    if _CJK.search(text) is None:
         return
+    owner = _owners(pieces)
+    idx = [owner[m.start()] for m in _CJK.finditer(text) if len(pieces[owner[m.start()]][0]) == 1]
     converter = _t2s()
     joined = "".join(pieces[i][0] for i in idx)
     converted = str(converter.convert(joined))
+    if converted == joined:
+        return
     if len(converted) == len(joined):
         for i, ch in zip(idx, converted, strict=True):
             pieces[i][0] = ch
@@ -153,19 +156,20 @@ def _simplify(pieces: list[_Piece]) -> None:
             pieces[i][0] = one
 
 
-def _rebuild(pieces: list[_Piece]) -> tuple[str, list[int], list[int], list[int]]:
-    """Flatten pieces to (text, starts, ends, piece index per character)."""
-    chars: list[str] = []
-    starts: list[int] = []
-    ends: list[int] = []
-    owner: list[int] = []
-    for n, (s, a, b) in enumerate(pieces):
-        for ch in s:
-            chars.append(ch)
-            starts.append(a)
-            ends.append(b)
-            owner.append(n)
-    return "".join(chars), starts, ends, owner
+def _text(pieces: list[_Piece]) -> str:
+    return "".join(p[0] for p in pieces)
+
+
+def _rebuild(pieces: list[_Piece]) -> tuple[str, list[int], list[int]]:
+    """Flatten pieces to (text, original start per character, original end per character)."""
+    starts = [p[1] for p in pieces for _ in p[0]]
+    ends = [p[2] for p in pieces for _ in p[0]]
+    return _text(pieces), starts, ends
+
+
+def _owners(pieces: list[_Piece]) -> list[int]:
+    """The piece index of every character of the current text."""
+    return [n for n, p in enumerate(pieces) for _ in p[0]]
 
 
 _SPACED_CJK = re.compile(
@@ -176,20 +180,25 @@ _SPACED_LATIN = re.compile(
 )
 _SPLIT_WORD = re.compile(r"(?<=[a-z])[·/](?=[a-z])", re.IGNORECASE)
 _SPACED_DIGITS = re.compile(r"(?<![0-9])[0-9](?: [0-9])+(?![0-9])")
+_EXTRA_SPACES = re.compile(r"(?<= ) +")
 _DIGIT_LOOKALIKE = re.compile(r"(?<![A-Za-z])(?=[0-9OolI]*[0-9][0-9OolI]*[0-9])[0-9OolI]{4,}(?![A-Za-z])")
 _CN_DIGITS = re.compile("[〇零一二三四五六七八九]{5,}")
 _CN_AMOUNT = re.compile("(?<![零一二两三四五六七八九十百千万亿])[一二两三四五六七八九十][零一二两三四五六七八九十百千万亿]+")
 _CN_DIGIT_VALUE = {c: str(i) for i, c in enumerate("零一二三四五六七八九")} | {"〇": "0"}
 
 
-def _delete_matches(pieces: list[_Piece], pattern: re.Pattern[str], keep: str = "") -> None:
-    """Delete the separators inside each match of ``pattern`` (characters not in ``keep``)."""
-    text, _, _, owner = _rebuild(pieces)
-    for m in pattern.finditer(text):
+def _delete_matches(pieces: list[_Piece], pattern: re.Pattern[str], text: str) -> str:
+    """Delete the separators inside each match of ``pattern``; return the new text."""
+    matches = list(pattern.finditer(text))
+    if not matches:
+        return text
+    owner = _owners(pieces)
+    for m in matches:
         for i in range(m.start(), m.end()):
             ch = text[i]
-            if not ch.isalnum() and ch not in keep and not _is_cjk(ch):
+            if not ch.isalnum() and not _is_cjk(ch):
                 pieces[owner[i]][0] = ""
+    return _text(pieces)
 
 
 def _cn2an(run: str) -> str | None:
@@ -202,32 +211,41 @@ def _cn2an(run: str) -> str | None:
     return str(int(value)) if float(value).is_integer() else str(value)
 
 
-def _numbers(pieces: list[_Piece]) -> None:
+def _numbers(pieces: list[_Piece], text: str) -> str:
     """Look-alike digits, Chinese digit strings and Chinese amounts to ASCII numbers."""
-    text, _, _, owner = _rebuild(pieces)
-    for m in _DIGIT_LOOKALIKE.finditer(text):
-        for i in range(m.start(), m.end()):
-            ch = text[i]
-            if ch in "Oo":
-                pieces[owner[i]][0] = "0"
-            elif ch in "lI":
-                pieces[owner[i]][0] = "1"
-    text, _, _, owner = _rebuild(pieces)
-    for m in _CN_DIGITS.finditer(text):
-        for i in range(m.start(), m.end()):
-            pieces[owner[i]][0] = _CN_DIGIT_VALUE[text[i]]
-    text, _, _, owner = _rebuild(pieces)
-    for m in _CN_AMOUNT.finditer(text):
-        run = m.group(0).rstrip("亿")
-        value = _cn2an(run) if len(run) >= 2 else None
-        if value is None:
-            continue
-        first = owner[m.start()]
-        last = owner[m.start() + len(run) - 1]
-        pieces[first] = [value, pieces[first][1], pieces[last][2]]
-        for i in range(m.start() + 1, m.start() + len(run)):
-            if owner[i] != first:
-                pieces[owner[i]][0] = ""
+    matches = list(_DIGIT_LOOKALIKE.finditer(text))
+    if matches:
+        owner = _owners(pieces)
+        for m in matches:
+            for i in range(m.start(), m.end()):
+                if text[i] in "Oo":
+                    pieces[owner[i]][0] = "0"
+                elif text[i] in "lI":
+                    pieces[owner[i]][0] = "1"
+        text = _text(pieces)
+    matches = list(_CN_DIGITS.finditer(text))
+    if matches:
+        owner = _owners(pieces)
+        for m in matches:
+            for i in range(m.start(), m.end()):
+                pieces[owner[i]][0] = _CN_DIGIT_VALUE[text[i]]
+        text = _text(pieces)
+    matches = list(_CN_AMOUNT.finditer(text))
+    if matches:
+        owner = _owners(pieces)
+        for m in matches:
+            run = m.group(0).rstrip("亿")
+            value = _cn2an(run) if len(run) >= 2 else None
+            if value is None:
+                continue
+            first = owner[m.start()]
+            last = owner[m.start() + len(run) - 1]
+            pieces[first] = [value, pieces[first][1], pieces[last][2]]
+            for i in range(m.start() + 1, m.start() + len(run)):
+                if owner[i] != first:
+                    pieces[owner[i]][0] = ""
+        text = _text(pieces)
+    return text
 
 
 def normalize(text: str) -> Normalized:
@@ -245,11 +263,11 @@ def normalize(text: str) -> Normalized:
     'diabetes'
     """
     pieces: list[_Piece] = [[_fold(ch), i, i + 1] for i, ch in enumerate(text)]
-    _simplify(pieces)
-    _delete_matches(pieces, _SPACED_CJK)
-    _delete_matches(pieces, _SPACED_LATIN)
-    _delete_matches(pieces, _SPLIT_WORD)
-    _delete_matches(pieces, _SPACED_DIGITS)
-    _numbers(pieces)
-    out, starts, ends, _ = _rebuild(pieces)
+    current = _text(pieces)
+    _simplify(pieces, current)
+    current = _text(pieces)
+    for pattern in (_SPACED_CJK, _SPACED_LATIN, _SPLIT_WORD, _SPACED_DIGITS, _EXTRA_SPACES):
+        current = _delete_matches(pieces, pattern, current)
+    _numbers(pieces, current)
+    out, starts, ends = _rebuild(pieces)
     return Normalized(text, out, tuple(starts), tuple(ends))

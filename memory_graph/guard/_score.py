@@ -36,9 +36,9 @@ _BINDER_ZH = re.compile(r"(?<![帮给让教告诉提醒问跟和替陪叫])我|�
 _REL_ANY = re.compile(rf"\b{REL_EN}\b|{REL_ZH}")
 _CREATIVE = re.compile(
     r"\b(?:writing|write|wrote|reading|read|researching|research|studying|study|making|"
-    r"building|build|designing|working on|translating|summari[sz]\w*|looking up|find|"
+    r"building|build|builds|develops|developing|designing|working on|translating|summari[sz]\w*|looking up|find|"
     r"found|learning|learn|teaching|curious|wondering)\b|写|读|看|研究|整理|找|查|总结|翻译|"
-    r"设计|了解|科普|学习|准备|好奇|问问"
+    r"设计|了解|科普|学习|准备|好奇|问问|角色|人物|主角|扮演"
 )
 _PET_NOUN = re.compile(
     r"\b(?:dog|dogs|pup|puppy|cat|cats|kitten|pet|corgi|parrot|hamster|rabbit|bunny|bird|"
@@ -57,14 +57,15 @@ def bound(sent: Sentence, cue: Cue) -> bool:
     """True when a person is bound to the cue: a reference in the cue's clause, right
     before it, with no writing/research verb and no pet noun in between."""
     clause = _clause_before(sent, cue.start)
-    window = clause[-14:] if sent.zh and not clause[-14:].isascii() else clause[-40:]
-    binders = list(_BINDER_EN.finditer(window)) + list(_BINDER_ZH.finditer(window))
+    reach = 14 if sent.zh and not clause[-14:].isascii() else 40
+    binders = list(_BINDER_EN.finditer(clause)) + list(_BINDER_ZH.finditer(clause))
     if sent.others:
-        binders += list(_REL_ANY.finditer(window))
+        binders += list(_REL_ANY.finditer(clause))
+    binders = [m for m in binders if m.start() >= len(clause) - reach]
     if not binders:
         return False
     last = max(m.end() for m in binders)
-    between = window[last:]
+    between = clause[last:]
     if _CREATIVE.search(between):
         return False
     return not (sent.pet and _PET_NOUN.search(between + sent.low[cue.start : cue.end]))
@@ -74,11 +75,15 @@ def judge(sent: Sentence, cue: Cue) -> GuardCategory | None:
     """Apply the scoring rule to one cue; the blocking category, or ``None``."""
     person = sent.person_at(cue.start)
     if cue.category is None:
-        return "third_party" if person == "other" and not sent.topic else None
+        if cue.kind == "number":
+            return "third_party" if person == "other" else None
+        return "third_party" if person == "other" and not (sent.topic or sent.hypothetical) else None
     if cue.kind == "number":
         return "third_party" if person == "other" else cue.category
     tied = bound(sent, cue)
-    if (sent.topic or sent.pet) and not tied:
+    if (sent.topic or (sent.pet and cue.category == "health")) and not tied:
+        return None
+    if sent.hypothetical and not (tied and person == "self"):
         return None
     if cue.kind == "weak" and not tied:
         return None

@@ -126,6 +126,7 @@ _AMOUNT_EN = re.compile(
 _AMOUNT_ZH = re.compile(
     r"\d[\d,]*(?:\.\d+)?\s*(?:万|千|百|k|w|元|块|蚊|美元|美金|刀|欧元|英镑|人民币|rmb|港币|台币|"
     r"多万|来万|几万|多|来|几)|[$¥￥]\s?\d|\d{3,}|\d+\s*成|(?:几|十几|几十|上百)万"
+    r"|[一二两三四五六七八九十百千]+[来多几]?万"
 )
 _INCOME_EN = re.compile(
     r"\b(?:salary|salaries|income|paycheck|paycheque|take-home|take home|net pay|gross|"
@@ -135,18 +136,20 @@ _INCOME_EN = re.compile(
     r"stocks|crypto|inheritance|inherited|alimony|child support|tax return|refund|"
     r"credit card|cc debt|student loans?|car loan|car payment|rent|budget|in the red|"
     r"overdraft|paid|make|makes|made|earn|earns|earned|earning|lost|losing|down|"
-    r"checking|severance|raise|offer|signing|rsus?|equity)\b"
+    r"checking|severance|raise|offer|signing|rsus?|equity|emergency fund|nest egg|"
+    r"in savings|savings account|brokerage|collections?|interest)\b"
 )
 _WEAK_EN = frozenset(
-    "paid|make|makes|made|earn|earns|earned|earning|lost|losing|down|offer|raise|rent|budget|"
-    "refund|base|gross|comp|tc|signing|equity|rsu|rsus|stocks|crypto|portfolio|checking".split("|")
+    "paid|make|makes|made|earn|earns|earned|earning|losing|down|offer|raise|rent|budget|"
+    "refund|gross|signing|equity|rsu|rsus|stocks|crypto|portfolio|checking|interest".split("|")
 )
 _STATUS_EN = re.compile(
     r"\b(?:bankrupt|bankruptcy|chapter (?:7|11|13)|garnish\w*|foreclos\w*|repossess\w*|"
     r"in debt|debt collectors?|collections agency|in collections|sent to collections|"
-    r"behind on (?:my |the )?(?:rent|mortgage|payments|bills|car payment|loans?)|"
+    r"behind (?:\w+ ){0,3}on (?:my |the )?(?:rent|mortgage|payments|bills|car payment|loans?)|"
+    r"collections? account|"
     r"defaulted|default(?:ed)? on|overdrawn|payday loans?|evicted|eviction notice|"
-    r"(?:credit score|fico)\s*(?:is|of|was|:|at)?\s*\d{3}|\d{3}\s*(?:credit score|fico)|"
+    r"(?:credit score|fico)\D{0,24}\d{3}|\d{3}\s*(?:credit score|fico)|"
     r"maxed out|underwater on|owe the irs|tax debt|living paycheck to paycheck|"
     r"broke until payday|can't make rent|cant make rent|debt consolidation|consolidate)\b"
 )
@@ -161,7 +164,8 @@ _INCOME_ZH = re.compile(
     alt(
         "月薪|年薪|薪水|薪资|薪酬|工资|收入|所得|到手|税后|税前|底薪|base|月入|年入|存款|积蓄|"
         "余额|欠|负债|债|贷|房贷|车贷|网贷|花呗|借呗|白条|信用卡|年终奖|奖金|亏|赔|赚|本金|"
-        "公积金|月供|透支|存了|攒了|分红|遗产|副业|私活|剩|楼按|按揭|供楼|出粮|人工|月光|"
+        "公积金|月供|透支|存了|攒了|分红|遗产|副业|私活|剩|楼按|按揭|供楼|出粮|人工|月光|借了|借|"
+        "分期|利息|欠款|炒股|亏损|亏了|赔了|"
         "股票|基金|理财|定期|offer|涨薪|跳槽|工资卡|补税|退税|个税|社保基数|期"
     )
 )
@@ -187,7 +191,7 @@ def _status(sent: Sentence) -> list[Cue]:
             cues.append(Cue("finance", reason_status, m.start(), m.end(), "strong"))
         term = _INCOME_ZH.search(text)
         if term and _AMOUNT_ZH.search(text):
-            weak = _BUSINESS_ZH.search(text) is not None or term.group(0) in ("剩", "期", "赚", "亏", "赔")
+            weak = _BUSINESS_ZH.search(text) is not None or term.group(0) in ("剩", "期", "借")
             cues.append(Cue("finance", reason_amount, term.start(), term.end(), "weak" if weak else "strong"))
     m = _STATUS_EN.search(low)
     if m:

@@ -17,6 +17,7 @@ member, library, ticket, flight, room, serial...) is not an id.
 from __future__ import annotations
 
 import re
+from datetime import date
 
 from stdnum.ca import sin as _sin
 from stdnum.cn import ric as _ric
@@ -26,7 +27,7 @@ from ._cues import Sentence
 from ._numbers import Number, numbers
 from ._types import Cue
 
-__all__ = ["detect", "hkid_valid", "nino_valid", "non_id_label", "tw_id_valid"]
+__all__ = ["detect", "hkid_valid", "nino_valid", "non_id_label", "ric_valid", "tw_id_valid"]
 
 _NON_ID = re.compile(
     r"\b(?:order|orders|invoice|receipt|ticket|tracking|transaction|confirmation|batch|"
@@ -58,6 +59,7 @@ _DATE_AFTER = re.compile(
 _DATE = re.compile(
     r"\b\d{4}[-/.年]\d{1,2}[-/.月]\d{1,2}日?|\b\d{1,2}[-/.]\d{1,2}[-/.]\d{2,4}\b|\b\d{1,2}/\d{2}\b"
 )
+_CHECKSUMMED_SHAPE = re.compile(r"\d{17}[\dXx]|[A-Za-z][12]\d{8}")
 _TW_LETTERS = "ABCDEFGHJKLMNPQRSTUVXYWZIO"
 _NINO_BAD_PAIRS = frozenset({"BG", "GB", "NK", "KN", "TN", "NT", "ZZ"})
 
@@ -113,6 +115,35 @@ def nino_valid(value: str) -> bool:
     return True
 
 
+_RIC_PROVINCES = frozenset(
+    "11 12 13 14 15 21 22 23 31 32 33 34 35 36 37 41 42 43 44 45 46 50 51 52 53 54 "
+    "61 62 63 64 65 71 81 82 83 91".split()
+)
+
+
+def ric_valid(value: str) -> bool:
+    """Validate a Chinese resident id: province, birth date and ISO 7064 check digit.
+
+    The check digit comes from ``stdnum.cn.ric``; the county code is not looked up
+    (abolished county codes stay on ids issued before the change).
+
+    >>> ric_valid("11010519491231002X")
+    True
+    >>> ric_valid("110105194912310021")
+    False
+    """
+    value = value.upper()
+    if not re.fullmatch(r"\d{17}[\dX]", value) or value[:2] not in _RIC_PROVINCES:
+        return False
+    try:
+        born = _ric.get_birth_date(value)
+    except Exception:  # noqa: BLE001 - stdnum raises its own ValidationError subclasses
+        return False
+    if not date(1900, 1, 1) <= born <= date.today():
+        return False
+    return bool(_ric.calc_check_digit(value) == value[17])
+
+
 def non_id_label(text: str, start: int, width: int = 16) -> bool:
     """True when the words right before ``start`` label the number as a non-id."""
     return _NON_ID.search(text[max(0, start - width) : start]) is not None
@@ -129,7 +160,7 @@ def _number_cue(sent: Sentence, n: Number, low: str) -> str | None:
     id_word = found is not None
     if labelled and (found is None or found.group(0).strip() in ("id", "my id")):
         return None
-    if len(n.digits) in (17, 18) and _ric.is_valid(n.digits + n.suffix if len(n.digits) == 17 else n.digits):
+    if len(n.digits) in (17, 18) and ric_valid(n.digits + n.suffix if len(n.digits) == 17 else n.digits):
         return "Chinese resident id (valid check digit and birth date)"
     if n.prefix and len(n.prefix) == 1 and tw_id_valid(compact):
         return "Taiwan national id (valid check digit)"
@@ -176,9 +207,13 @@ def _after_id_word(sent: Sentence, low: str) -> list[Cue]:
         if stop:
             window = window[: stop.start()]
         window = _DATE.sub(lambda m: " " * len(m.group(0)), window)
-        squeezed = re.sub(r"(?<=[0-9A-Za-z])[ \-./·_](?=[0-9A-Za-z])", "", window)
+        squeezed = re.sub(
+            r"(?<=[0-9])[ \-./·_](?=[0-9A-Z])|(?<=[A-Z])[ \-./·_](?=[0-9])", "", window
+        )
         for tok in re.finditer(r"(?<![0-9A-Za-z])[A-Za-z0-9]{6,20}(?![0-9A-Za-z])", squeezed):
             value = tok.group(0)
+            if _CHECKSUMMED_SHAPE.fullmatch(value):
+                continue  # a scheme with a checksum: validated by _number_cue, not by shape
             if sum(c.isdigit() for c in value) >= 5 or (
                 sum(c.isdigit() for c in value) >= 4 and len(value) >= 8
             ):

@@ -15,6 +15,7 @@ import phonenumbers
 
 from ._cues import Sentence
 from ._numbers import numbers
+from .ids import non_id_label
 from ._types import Cue
 
 __all__ = ["detect"]
@@ -54,9 +55,11 @@ def _phone_spans(sent: Sentence) -> list[tuple[int, int]]:
     spans: list[tuple[int, int]] = [m.span() for m in _CN_MOBILE.finditer(text)]
     phone_word = _PHONE_WORD.search(sent.low) is not None
     for n in numbers(text):
+        if non_id_label(sent.low, n.start) and not _PHONE_WORD.search(sent.low[max(0, n.start - 16) : n.start]):
+            continue
         if 7 <= len(n.digits) <= 15 and not n.prefix and (phone_word or len(n.digits) >= 10):
             spans.append((n.start, n.end))
-    if not spans and sum(c.isdigit() for c in text) >= 7:
+    if not spans and phone_word and sum(c.isdigit() for c in text) >= 7:
         for region in _REGIONS:
             for match in phonenumbers.PhoneNumberMatcher(
                 text, region, leniency=phonenumbers.Leniency.POSSIBLE
