@@ -220,6 +220,21 @@ class Sentence:
         return _TITLE.sub(lambda m: " " * len(m.group(0)), self.text)
 
 
+_ABBREVIATIONS = frozenset(
+    "no nr dr mr mrs ms st apt vs eg ie etc jr sr ave rd acc acct tel ph ext inc ltd co "
+    "dept approx est fig mt ft jan feb mar apr jun jul aug sep sept oct nov dec".split()
+)
+
+
+def _is_abbreviation(text: str, dot: int) -> bool:
+    """True when the ``.`` at ``dot`` ends an abbreviation or an initial (``no.``, ``R.``)."""
+    m = re.search(r"([A-Za-z.]+)$", text[:dot])
+    if not m:
+        return False
+    word = m.group(1).replace(".", "").lower()
+    return word in _ABBREVIATIONS or len(word) == 1
+
+
 def sentences(text: str) -> list[Sentence]:
     """Cut a normalized text into sentences (Chinese and English punctuation, newlines).
 
@@ -229,6 +244,8 @@ def sentences(text: str) -> list[Sentence]:
     out: list[Sentence] = []
     pos = 0
     for m in _SPLIT.finditer(text):
+        if m.group(0).startswith(".") and _is_abbreviation(text, m.start()):
+            continue
         if m.start() > pos:
             out.append(_make(text[pos : m.start()], pos))
         pos = m.end()

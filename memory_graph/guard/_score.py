@@ -30,7 +30,7 @@ __all__ = ["judge"]
 _CLAUSE = re.compile(r"[,，、:：()（）]")
 _BINDER_EN = re.compile(
     r"\b(?:i|i'm|im|i've|ive|i'd|i'll|my|mine|myself|we|we're|our|he|she|he's|she's|his|her|"
-    r"they)\b"
+    r"they|as an?)\b"
 )
 _BINDER_ZH = re.compile(r"(?<![帮给让教告诉提醒问跟和替陪叫])我|自己|本人|(?<![其吉])[他她]")
 _REL_ANY = re.compile(rf"\b{REL_EN}\b|{REL_ZH}")

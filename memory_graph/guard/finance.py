@@ -82,8 +82,20 @@ def _cards_and_accounts(sent: Sentence) -> list[Cue]:
     context = _CARD_CONTEXT.search(low) is not None
     nums = numbers(text)
     for n in nums:
-        if _is_card(n.digits) and not negative and (context or _known_issuer(n.digits)):
+        if negative:
+            break
+        if _is_card(n.digits) and (context or _known_issuer(n.digits)):
             cues.append(Cue("finance", "payment card number (Luhn-valid)", n.start, n.end, "number", True))
+            continue
+        for i in range(len(n.groups)):  # a card followed by an expiry or a code
+            joined = ""
+            for group in n.groups[i:]:
+                joined += group
+                if len(joined) > 19:
+                    break
+                if _is_card(joined) and _known_issuer(joined):
+                    cues.append(Cue("finance", "payment card number (Luhn-valid)", n.start, n.end, "number", True))
+                    break
     if not cues and context and not negative:
         for i in range(len(nums)):
             joined = ""
@@ -136,12 +148,17 @@ _INCOME_EN = re.compile(
     r"stocks|crypto|inheritance|inherited|alimony|child support|tax return|refund|"
     r"credit card|cc debt|student loans?|car loan|car payment|rent|budget|in the red|"
     r"overdraft|paid|make|makes|made|earn|earns|earned|earning|lost|losing|down|"
-    r"checking|severance|raise|offer|signing|rsus?|equity|emergency fund|nest egg|"
+    r"checking account|my checking|in checking|severance|raise|offer|signing|rsus?|equity|emergency fund|nest egg|"
     r"in savings|savings account|brokerage|collections?|interest)\b"
 )
 _WEAK_EN = frozenset(
     "paid|make|makes|made|earn|earns|earned|earning|losing|down|offer|raise|rent|budget|"
-    "refund|gross|signing|equity|rsu|rsus|stocks|crypto|portfolio|checking|interest".split("|")
+    "refund|gross|signing|equity|rsu|rsus|stocks|crypto|portfolio|interest".split("|")
+)
+_BIG_OR_PERIODIC = re.compile(
+    r"\b(?:a|an|per|each|every) (?:year|month|week|hour)\b|\bannual(?:ly)?\b|/(?:yr|year|mo|"
+    r"month|hr|hour)\b|\d[\d,.]*\s?(?:k|grand|thousand|million|m)\b|\d{1,3},\d{3}|\d{4,}|"
+    r"\b(?:grand|thousand|million)\b"
 )
 _STATUS_EN = re.compile(
     r"\b(?:bankrupt|bankruptcy|chapter (?:7|11|13)|garnish\w*|foreclos\w*|repossess\w*|"
@@ -201,6 +218,8 @@ def _status(sent: Sentence) -> list[Cue]:
         for term in _INCOME_EN.finditer(low):
             weak = term.group(0) in _WEAK_EN or _BUSINESS_EN.search(low) is not None
             if weak and _BUSINESS_EN.search(low) and term.group(0) in _WEAK_EN:
+                continue
+            if term.group(0) in _WEAK_EN and not _BIG_OR_PERIODIC.search(low):
                 continue
             cues.append(Cue("finance", reason_amount, term.start(), term.end(), "weak" if weak else "strong"))
             break

@@ -61,6 +61,7 @@ _ZH_WEAK = frozenset(
     "左派|右派|左翼|右翼|自由派|保守派|建制派|泛民|本土派|女权|共产主义|民族主义|"
     "粉红|公知|小粉红|法轮功|港独|台独|选票|投了|社员".split("|")
 )
+_PROPER_AFTER = re.compile(r"\s+(?!I\b)[A-Z][a-z]|\s+(?:fan|fans|music|band|day|tea|card|light|movie|film|show|songs?)\b")
 _REASON = "a political view, vote, party membership or activism"
 
 
@@ -79,6 +80,6 @@ def detect(sent: Sentence) -> list[Cue]:
     selfid = _SELF_IDENT_EN.search(low)
     if selfid:
         m2 = _IDENTITY_RE.search(low, selfid.end(), selfid.end() + 40)
-        if m2:
+        if m2 and not _PROPER_AFTER.match(text, m2.end()):
             cues.append(Cue("political_religious", _REASON, m2.start(), m2.end(), "strong"))
     return cues

@@ -64,6 +64,10 @@ _ZH_WEAK = frozenset(
     "清真|礼拜|教会|不吃牛|不吃猪肉|头巾|上香|拜佛|天主教|基督教|伊斯兰|犹太教|印度教|佛教|"
     "道教|摩门|锡克|巴哈伊|藏传佛教|一贯道|念佛|诵经|抄经|出家|灵修|主日".split("|")
 )
+_BARE_SELF = re.compile(
+    rf"^\W*(?:{_FAITH_EN})\s*(?:here|btw|fyi|by the way|if that matters|so\b|and\b|,|$)"
+)
+_PROPER_AFTER = re.compile(r"\s+(?!I\b)[A-Z][a-z]|\s+(?:fan|fans|music|band|rock|metal|movie|film|show|songs?)\b")
 _REASON = "a religious belief, practice or affiliation"
 
 
@@ -78,8 +82,13 @@ def detect(sent: Sentence) -> list[Cue]:
             cues.append(Cue("political_religious", _REASON, m.start(), m.end(), kind))  # type: ignore[arg-type]
     if _NOT_FAITH.search(low):
         low = _NOT_FAITH.sub(lambda m: " " * len(m.group(0)), low)
+    bare = _BARE_SELF.match(low)
     for m in _TERM_EN.finditer(low):
         word = m.group(0)
+        if _PROPER_AFTER.match(text, m.end()):
+            continue
         kind = "weak" if word in _WEAK_EN or _FAITH_RE.fullmatch(word) else "strong"
+        if bare and m.start() < bare.end():
+            kind = "strong"  # "muslim btw": a bare self-description
         cues.append(Cue("political_religious", _REASON, m.start(), m.end(), kind))  # type: ignore[arg-type]
     return cues
