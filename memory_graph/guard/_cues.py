@@ -66,7 +66,7 @@ SURNAMES = (
 
 _OTHER_EN = re.compile(
     rf"\b(?:(?:my|our|his|her|their|a|the)\s+(?:[a-z-]+\s+)?{REL_EN}(?:'s)?"
-    r"|(?:he|she|him|his|hers|he's|she's|he'd|she'd|they're|their)"
+    r"|(?:he|she|him|his|hers|he's|she's|he'd|she'd)"
     r"|(?:[A-Z][a-z]+(?:\s+[A-Z]\.?)?|[A-Z][a-z]+\s+[A-Z][a-z]+)(?:'s|\s+(?:is|has|had|was|"
     r"got|gets|takes|took|lives|lived|owes|earns|makes|did|does|just|still|'s|wrote|said|"
     r"told|came|tested|relapsed|voted|goes|went)\b))(?![a-z])"

@@ -173,7 +173,7 @@ def _owners(pieces: list[_Piece]) -> list[int]:
 
 
 _SPACED_CJK = re.compile(
-    rf"(?<=[{_CJK_RANGE}])(?:[ \t]+|[ ]?[·/.*_\-|][ ]?)(?=[{_CJK_RANGE}])"
+    rf"(?<=[{_CJK_RANGE}])(?:[ \t]+|[ ]?[·/*_\-|][ ]?|\.)(?=[{_CJK_RANGE}])"
 )
 _SPACED_LATIN = re.compile(
     r"(?<![A-Za-z0-9'])[A-Za-z](?P<sep>[ .·/_])[A-Za-z](?:(?P=sep)[A-Za-z])+\.?(?![A-Za-z0-9])"

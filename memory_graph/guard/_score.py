@@ -33,12 +33,23 @@ _BINDER_EN = re.compile(
     r"they|as an?)\b"
 )
 _BINDER_ZH = re.compile(r"(?<![帮给让教告诉提醒问跟和替陪叫])我|自己|本人|(?<![其吉])[他她]")
+_IMPLICIT_ZH = re.compile(
+    r"(?:做了|做过|刚做|要做|在做|做完|在吃|吃了|吃着|开了|打了|得了|得过|确诊|查出|住了|正在|一直|"
+    r"又|每天|天天|从小|刚|被诊断|诊断出|患有|患了|戴着|戴了|用了|用着|装了)$"
+)
+_IMPLICIT_EN = re.compile(
+    r"^\W*(?:just |finally |recently |still )?(?:got|had|have|started|starting|stopped|"
+    r"finished|getting|been|went|going|switched|switching|tested|testing|on|off|back on|"
+    r"taking|took|dealing|diagnosed|recovering|post|day|week|month|year)\b"
+)
 _REL_ANY = re.compile(rf"\b{REL_EN}\b|{REL_ZH}")
 _CREATIVE = re.compile(
     r"\b(?:writing|write|wrote|reading|read|researching|research|studying|study|making|"
     r"building|build|builds|develops|developing|designing|working on|translating|summari[sz]\w*|looking up|find|"
     r"found|learning|learn|teaching|curious|wondering)\b|写|读|看|研究|整理|找|查|总结|翻译|"
-    r"设计|了解|科普|学习|准备|好奇|问问|角色|人物|主角|扮演"
+    r"设计|了解|科普|学习|准备|好奇|问问|角色|人物|主角|扮演|小说|故事|剧本|游戏|"
+    r"\b(?:novel|story|book|script|screenplay|character|protagonist|hero|heroine|villain|"
+    r"fic|fanfic|game|campaign setting|plot)\b"
 )
 _PET_NOUN = re.compile(
     r"\b(?:dog|dogs|pup|puppy|cat|cats|kitten|pet|corgi|parrot|hamster|rabbit|bunny|bird|"
@@ -53,7 +64,7 @@ def _clause_before(sent: Sentence, pos: int) -> str:
     return head[breaks[-1] if breaks else 0 :]
 
 
-def bound(sent: Sentence, cue: Cue) -> bool:
+def bound(sent: Sentence, cue: Cue) -> str | None:
     """True when a person is bound to the cue: a reference in the cue's clause, right
     before it, with no writing/research verb and no pet noun in between."""
     clause = _clause_before(sent, cue.start)
@@ -63,12 +74,18 @@ def bound(sent: Sentence, cue: Cue) -> bool:
         binders += list(_REL_ANY.finditer(clause))
     binders = [m for m in binders if m.start() >= len(clause) - reach]
     if not binders:
-        return False
+        head = sent.low[: cue.start]
+        implicit = (sent.zh and _IMPLICIT_ZH.search(head.rstrip()[-4:] if head else "")) or (
+            _IMPLICIT_EN.match(sent.low) and len(head) <= 60 and not sent.others
+        )
+        return "implicit" if implicit else None
     last = max(m.end() for m in binders)
     between = clause[last:]
     if _CREATIVE.search(between):
-        return False
-    return not (sent.pet and _PET_NOUN.search(between + sent.low[cue.start : cue.end]))
+        return None
+    if sent.pet and _PET_NOUN.search(between + sent.low[cue.start : cue.end]):
+        return None
+    return "explicit"
 
 
 def judge(sent: Sentence, cue: Cue) -> GuardCategory | None:
@@ -80,10 +97,11 @@ def judge(sent: Sentence, cue: Cue) -> GuardCategory | None:
         return "third_party" if person == "other" and not (sent.topic or sent.hypothetical) else None
     if cue.kind == "number":
         return "third_party" if person == "other" else cue.category
-    tied = bound(sent, cue)
-    if (sent.topic or (sent.pet and cue.category == "health")) and not tied:
+    binding = bound(sent, cue)
+    tied = binding is not None
+    if (sent.topic or (sent.pet and cue.category == "health")) and binding != "explicit":
         return None
-    if sent.hypothetical and not (tied and person == "self"):
+    if sent.hypothetical and not (binding == "explicit" and person == "self"):
         return None
     if cue.kind == "weak" and not tied:
         return None

@@ -183,7 +183,7 @@ _INCOME_ZH = re.compile(
         "余额|欠|负债|债|贷|房贷|车贷|网贷|花呗|借呗|白条|信用卡|年终奖|奖金|亏|赔|赚|本金|"
         "公积金|月供|透支|存了|攒了|分红|遗产|副业|私活|剩|楼按|按揭|供楼|出粮|人工|月光|借了|借|"
         "分期|利息|欠款|炒股|亏损|亏了|赔了|"
-        "股票|基金|理财|定期|offer|涨薪|跳槽|工资卡|补税|退税|个税|社保基数|期"
+        "股票|基金|理财|定期|offer|涨薪|跳槽|工资卡|补税|退税|个税|社保基数|分期|还剩"
     )
 )
 _STATUS_ZH = re.compile(
@@ -197,6 +197,10 @@ _BUSINESS_ZH = re.compile(
 )
 
 
+_WEAK_ZH = frozenset("剩|还剩|借|分期|理财|基金|股票|定期|offer".split("|"))
+_PACKAGE = re.compile(r"\d+(?:\.\d+)?\s?k\s?[*x×]\s?1[2-9]\b|\d+(?:\.\d+)?\s?k\s?[*x×]\s?1[2-9](?!\d)")
+
+
 def _status(sent: Sentence) -> list[Cue]:
     text, low = sent.unquoted(), sent.low
     reason_status = "credit history, bankruptcy, garnishment, collections or overdue debt"
@@ -206,10 +210,14 @@ def _status(sent: Sentence) -> list[Cue]:
         m = _STATUS_ZH.search(text)
         if m:
             cues.append(Cue("finance", reason_status, m.start(), m.end(), "strong"))
-        term = _INCOME_ZH.search(text)
-        if term and _AMOUNT_ZH.search(text):
-            weak = _BUSINESS_ZH.search(text) is not None or term.group(0) in ("剩", "期", "借")
+        terms = list(_INCOME_ZH.finditer(text)) if _AMOUNT_ZH.search(text) else []
+        if terms:
+            strong = [t for t in terms if t.group(0) not in _WEAK_ZH]
+            term = (strong or terms)[0]
+            weak = not strong or _BUSINESS_ZH.search(text) is not None
             cues.append(Cue("finance", reason_amount, term.start(), term.end(), "weak" if weak else "strong"))
+        for m in _PACKAGE.finditer(low):
+            cues.append(Cue("finance", reason_amount, m.start(), m.end(), "strong"))
     m = _STATUS_EN.search(low)
     if m:
         cues.append(Cue("finance", reason_status, m.start(), m.end(), "strong"))

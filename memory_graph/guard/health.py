@@ -122,6 +122,10 @@ _WEAK_EN = frozenset(
         "|"
     )
 )
+_CLEAN_EN = re.compile(
+    r"\b(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|a few|several|"
+    r"a couple of?)\s+(?:days?|weeks?|months?|years?|yrs?)\s+(?:clean|sober)\b|\bclean (?:from|off)\s+\w+"
+)
 _LAB_EN = re.compile(
     r"\b(?:a1c|hba1c|ldl|hdl|tsh|psa|egfr|creatinine|cd4|amh|ferritin|glucose|"
     r"blood sugar|bp|blood pressure|triglycerides|platelets|hemoglobin|bmi)\b[^.;\n]{0,25}?"
@@ -232,7 +236,7 @@ def detect(sent: Sentence) -> list[Cue]:
             if not text[m.start() : m.end()].isupper():
                 continue
         cues.append(Cue("health", reason, m.start(), m.end(), kind))  # type: ignore[arg-type]
-    for pattern in (_LAB_EN, _ALLERGY_EN):
+    for pattern in (_LAB_EN, _ALLERGY_EN, _CLEAN_EN):
         for m in pattern.finditer(low):
             cues.append(Cue("health", reason, m.start(), m.end(), "strong"))
     if cues and _DOSE.search(low):

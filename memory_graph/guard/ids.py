@@ -59,7 +59,7 @@ _DATE_AFTER = re.compile(
 _DATE = re.compile(
     r"\b\d{4}[-/.年]\d{1,2}[-/.月]\d{1,2}日?|\b\d{1,2}[-/.]\d{1,2}[-/.]\d{2,4}\b|\b\d{1,2}/\d{2}\b"
 )
-_CHECKSUMMED_SHAPE = re.compile(r"\d{17}[\dXx]|[A-Za-z][12]\d{8}")
+_CHECKSUMMED_SHAPE = re.compile(r"\d{17}[\dXx]|[A-Za-z][12]\d{8}|[A-Za-z]{2}\d{6}[A-Da-d]")
 _TW_LETTERS = "ABCDEFGHJKLMNPQRSTUVXYWZIO"
 _NINO_BAD_PAIRS = frozenset({"BG", "GB", "NK", "KN", "TN", "NT", "ZZ"})
 

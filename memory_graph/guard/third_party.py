@@ -26,6 +26,7 @@ _PHONE_WORD = re.compile(
     r"contact|reach|line|landline|digits|#)\b|电话|手机|号码|手机号|微信|联系|致电|打给|"
     r"座机|分机|whatsapp|line"
 )
+_PHONE_ONLY = re.compile(r"\b(?:phone|cell|mobile|tel|whatsapp)\b|电话|手机|微信")
 _PUBLIC_PHONE = re.compile(
     r"\b(?:support|customer service|hotline|helpline|front desk|reception|office|store|"
     r"shop|bakery|restaurant|clinic|hospital|pharmacy|company|business|toll-free|"
@@ -55,7 +56,8 @@ def _phone_spans(sent: Sentence) -> list[tuple[int, int]]:
     spans: list[tuple[int, int]] = [m.span() for m in _CN_MOBILE.finditer(text)]
     phone_word = _PHONE_WORD.search(sent.low) is not None
     for n in numbers(text):
-        if non_id_label(sent.low, n.start) and not _PHONE_WORD.search(sent.low[max(0, n.start - 16) : n.start]):
+        near = sent.low[max(0, n.start - 16) : n.start]
+        if non_id_label(sent.low, n.start) and not _PHONE_ONLY.search(near):
             continue
         if 7 <= len(n.digits) <= 15 and not n.prefix and (phone_word or len(n.digits) >= 10):
             spans.append((n.start, n.end))
@@ -64,7 +66,8 @@ def _phone_spans(sent: Sentence) -> list[tuple[int, int]]:
             for match in phonenumbers.PhoneNumberMatcher(
                 text, region, leniency=phonenumbers.Leniency.POSSIBLE
             ):
-                spans.append((match.start, match.end))
+                if not non_id_label(sent.low, match.start):
+                    spans.append((match.start, match.end))
             if spans:
                 break
     return spans
