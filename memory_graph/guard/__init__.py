@@ -16,6 +16,8 @@ Pipeline (see ARCHITECTURE.md, "The guard"):
 3. One detector per category (:mod:`.ids`, :mod:`.finance`, :mod:`.address`,
    :mod:`.health`, :mod:`.religion`, :mod:`.politics`, :mod:`.third_party`) proposes cues.
 4. :mod:`._score` combines each cue with the person and the markers into a verdict.
+5. Optionally, :func:`with_model_opinion` lets a chat model review what was allowed; it
+   can add blocks, never remove them (off by default).
 
 Everything is sentence-local, so a text's verdict does not depend on what it is joined
 with. The verdict's ``reason`` names the rule and never repeats the text; ``spans`` give
@@ -37,6 +39,7 @@ from collections.abc import Callable
 from ..errors import ValidationError
 from . import address, finance, health, ids, politics, religion, third_party
 from ._cues import Sentence, sentences
+from ._model import GuardOpinion, with_model_opinion
 from ._normalize import Normalized, normalize
 from ._score import judge
 from ._types import CATEGORIES, Cue, GuardCategory, GuardVerdict
@@ -44,11 +47,13 @@ from ._types import CATEGORIES, Cue, GuardCategory, GuardVerdict
 __all__ = [
     "CATEGORIES",
     "GuardCategory",
+    "GuardOpinion",
     "GuardVerdict",
     "Normalized",
     "check",
     "check_many",
     "normalize",
+    "with_model_opinion",
 ]
 
 _ALLOWED = GuardVerdict(allowed=True)
