@@ -118,7 +118,7 @@ _TOPIC_EN = re.compile(
     r"documentary|book|books|novel|story|stories|character|characters|plot|villain|"
     r"protagonist|film|movie|show|series|podcast|course|lecture|studying|study|studies|"
     r"definition|define|history|historical|what is|what's a|what are|difference between|"
-    r"how does|how do \w+ work|meta-analys\w*|lit review|literature|statistics|stats|trivia|"
+    r"how does|how (?:do|does) (?:\w+ ){1,4}work|meta-analys\w*|lit review|literature|statistics|stats|trivia|"
     r"quiz|homework|assignment|fiction|fictional|screenplay|script for a|poem|hypothetical|"
     r"hypothetically|suppose|supposing|imagine|thought experiment|if i (?:had|were|was|won)|"
     r"if (?:someone|somebody|a person|one|you) |what if|example|examples|sample|fake|dummy|"
@@ -133,7 +133,7 @@ _TOPIC_ZH = re.compile(
     r"举例|假设|如果|假如|要是|万一|好奇|测试|示例|样例|格式|写一个故事|故事|新闻|一般来说|"
     r"通常|常见|症状有哪些|有哪些症状|怎么预防|起源|由来|政策|辩论|调查|问卷|博物馆|景点|"
     r"参观|游客|别人|有人|有些人|很多人|虚构|游戏里|翻译|英文|这个词|怎么说|资料|综述|公众号|"
-    r"患者|病人|人群|剧本杀|软件|产品"
+    r"患者|病人|人群|剧本杀|软件|产品|诊断标准|标准是|指南|百科"
 )
 _HYPOTHETICAL = re.compile(
     r"\b(?:suppose|supposing|imagine|hypothetical(?:ly)?|what if|if someone|if somebody|"

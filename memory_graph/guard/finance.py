@@ -133,6 +133,7 @@ _AMOUNT_EN = re.compile(
     r"|\b\d[\d,]*(?:\.\d+)?\s?(?:k|m|grand|thousand|million|bucks|dollars|usd|eur|euros|"
     r"pounds|gbp|rmb|yuan|cad|aud|hkd|nt|twd|quid)(?![a-z])"
     r"|\b\d{1,3}(?:,\d{3})+(?:\.\d+)?\b|\b\d{4,7}(?:\.\d+)?\b"
+    r"|\b\d+(?:\.\d+)?\s?(?:an?|per|/|each)\s?(?:hour|hr|month|mo|year|yr|week|wk)\b"
     rf"|\b{_NUM_WORD}(?:[ -]{_NUM_WORD})?[ -](?:grand|thousand|k|million|hundred grand)\b"
 )
 _AMOUNT_ZH = re.compile(
@@ -141,7 +142,8 @@ _AMOUNT_ZH = re.compile(
     r"|[一二两三四五六七八九十百千]+[来多几]?万"
 )
 _INCOME_EN = re.compile(
-    r"\b(?:salary|salaries|income|paycheck|paycheque|take-home|take home|net pay|gross|"
+    r"\b(?:salary|salaries|income|paycheck|paycheque|take-home|take home|bring home|"
+    r"brings home|net pay|gross|"
     r"comp|compensation|base|base pay|tc|hourly|per hour|an hour|/hr|/hour|wage|wages|"
     r"debt|debts|owe|owes|owed|owing|loan|loans|mortgage|heloc|balance|savings|saved|"
     r"net worth|bonus|401k|401\(k\)|ira|roth|pension|retirement|agi|magi|portfolio|"
