@@ -230,7 +230,7 @@ def test_card_split_across_one_turn_is_caught_when_joined() -> None:
 
 
 def test_spans_are_in_original_coordinates() -> None:
-    text = f"hi!\u200b\u200b my SSN is ３７２-５６-１１８４ ok"
+    text = "hi!\u200b\u200b my SSN is ３７２-５６-１１８４ ok"
     verdict = check(text)
     assert not verdict.allowed
     ((start, end),) = verdict.spans

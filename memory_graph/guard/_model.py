@@ -94,7 +94,9 @@ def with_model_opinion(
         if category not in CATEGORIES:
             return verdict
         return GuardVerdict(
-            False, category, "model second opinion: the reviewer found sensitive data",
+            False,
+            category,
+            "model second opinion: the reviewer found sensitive data",
             ((0, len(text)),),
         )
 

@@ -172,18 +172,20 @@ def _owners(pieces: list[_Piece]) -> list[int]:
     return [n for n, p in enumerate(pieces) for _ in p[0]]
 
 
-_SPACED_CJK = re.compile(
-    rf"(?<=[{_CJK_RANGE}])(?:[ \t]+|[ ]?[·/*_\-|][ ]?|\.)(?=[{_CJK_RANGE}])"
-)
+_SPACED_CJK = re.compile(rf"(?<=[{_CJK_RANGE}])(?:[ \t]+|[ ]?[·/*_\-|][ ]?|\.)(?=[{_CJK_RANGE}])")
 _SPACED_LATIN = re.compile(
     r"(?<![A-Za-z0-9'])[A-Za-z](?P<sep>[ .·/_])[A-Za-z](?:(?P=sep)[A-Za-z])+\.?(?![A-Za-z0-9])"
 )
 _SPLIT_WORD = re.compile(r"(?<=[a-z])[·/](?=[a-z])", re.IGNORECASE)
 _SPACED_DIGITS = re.compile(r"(?<![0-9])[0-9](?: [0-9])+(?![0-9])")
 _EXTRA_SPACES = re.compile(r"(?<= ) +")
-_DIGIT_LOOKALIKE = re.compile(r"(?<![A-Za-z])(?=[0-9OolI]*[0-9][0-9OolI]*[0-9])[0-9OolI]{4,}(?![A-Za-z])")
+_DIGIT_LOOKALIKE = re.compile(
+    r"(?<![A-Za-z])(?=[0-9OolI]*[0-9][0-9OolI]*[0-9])[0-9OolI]{4,}(?![A-Za-z])"
+)
 _CN_DIGITS = re.compile("[〇零一二三四五六七八九]{5,}")
-_CN_AMOUNT = re.compile("(?<![零一二两三四五六七八九十百千万亿])[一二两三四五六七八九十][零一二两三四五六七八九十百千万亿]+")
+_CN_AMOUNT = re.compile(
+    "(?<![零一二两三四五六七八九十百千万亿])[一二两三四五六七八九十][零一二两三四五六七八九十百千万亿]+"
+)
 _CN_DIGIT_VALUE = {c: str(i) for i, c in enumerate("零一二三四五六七八九")} | {"〇": "0"}
 
 

@@ -45,7 +45,8 @@ _IMPLICIT_EN = re.compile(
 _REL_ANY = re.compile(rf"\b{REL_EN}\b|{REL_ZH}")
 _CREATIVE = re.compile(
     r"\b(?:writing|write|wrote|reading|read|researching|research|studying|study|making|"
-    r"building|build|builds|develops|developing|designing|working on|translating|summari[sz]\w*|looking up|find|"
+    r"building|build|builds|develops|developing|designing|working on|translating|"
+    r"summari[sz]\w*|looking up|find|"
     r"found|learning|learn|teaching|curious|wondering)\b|写|读|看|研究|整理|找|查|总结|翻译|"
     r"设计|了解|科普|学习|准备|好奇|问问|角色|人物|主角|扮演|小说|故事|剧本|游戏|"
     r"\b(?:novel|story|book|script|screenplay|character|protagonist|hero|heroine|villain|"
@@ -94,7 +95,9 @@ def judge(sent: Sentence, cue: Cue) -> GuardCategory | None:
     if cue.category is None:
         if cue.kind == "number":
             return "third_party" if person == "other" else None
-        return "third_party" if person == "other" and not (sent.topic or sent.hypothetical) else None
+        return (
+            "third_party" if person == "other" and not (sent.topic or sent.hypothetical) else None
+        )
     if cue.kind == "number":
         return "third_party" if person == "other" else cue.category
     binding = bound(sent, cue)

@@ -38,11 +38,24 @@ _NOT_CARD = re.compile(
 )
 _PUBLIC_TEST_CARDS = frozenset(
     {
-        "4242424242424242", "4000056655665556", "5555555555554444", "2223003122003222",
-        "5200828282828210", "5105105105105100", "378282246310005", "371449635398431",
-        "6011111111111117", "6011000990139424", "3056930009020004", "36227206271667",
-        "3566002020360505", "6200000000000005", "4111111111111111", "4012888888881881",
-        "4000000000000002", "4000000000009995",
+        "4242424242424242",
+        "4000056655665556",
+        "5555555555554444",
+        "2223003122003222",
+        "5200828282828210",
+        "5105105105105100",
+        "378282246310005",
+        "371449635398431",
+        "6011111111111117",
+        "6011000990139424",
+        "3056930009020004",
+        "36227206271667",
+        "3566002020360505",
+        "6200000000000005",
+        "4111111111111111",
+        "4012888888881881",
+        "4000000000000002",
+        "4000000000009995",
     }
 )
 _ACCOUNT_WORD = re.compile(
@@ -85,7 +98,9 @@ def _cards_and_accounts(sent: Sentence) -> list[Cue]:
         if negative:
             break
         if _is_card(n.digits) and (context or _known_issuer(n.digits)):
-            cues.append(Cue("finance", "payment card number (Luhn-valid)", n.start, n.end, "number", True))
+            cues.append(
+                Cue("finance", "payment card number (Luhn-valid)", n.start, n.end, "number", True)
+            )
             continue
         for i in range(len(n.groups)):  # a card followed by an expiry or a code
             joined = ""
@@ -94,7 +109,16 @@ def _cards_and_accounts(sent: Sentence) -> list[Cue]:
                 if len(joined) > 19:
                     break
                 if _is_card(joined) and _known_issuer(joined):
-                    cues.append(Cue("finance", "payment card number (Luhn-valid)", n.start, n.end, "number", True))
+                    cues.append(
+                        Cue(
+                            "finance",
+                            "payment card number (Luhn-valid)",
+                            n.start,
+                            n.end,
+                            "number",
+                            True,
+                        )
+                    )
                     break
     if not cues and context and not negative:
         for i in range(len(nums)):
@@ -105,21 +129,40 @@ def _cards_and_accounts(sent: Sentence) -> list[Cue]:
                     break
                 if j > i and _is_card(joined) and _known_issuer(joined):
                     cues.append(
-                        Cue("finance", "payment card number typed in pieces", nums[i].start,
-                            nums[j].end, "number", True)
+                        Cue(
+                            "finance",
+                            "payment card number typed in pieces",
+                            nums[i].start,
+                            nums[j].end,
+                            "number",
+                            True,
+                        )
                     )
                     break
     for m in _IBAN.finditer(text.upper()):
         compact = re.sub(r"[^A-Z0-9]", "", m.group(0))
         placeholder = re.match(r"[A-Z]{2}00", compact) is not None
-        if _iban.is_valid(compact) or (_ACCOUNT_WORD.search(low) and not placeholder and not negative):
-            cues.append(Cue("finance", "bank account number (IBAN)", m.start(), m.end(), "number", True))
+        if _iban.is_valid(compact) or (
+            _ACCOUNT_WORD.search(low) and not placeholder and not negative
+        ):
+            cues.append(
+                Cue("finance", "bank account number (IBAN)", m.start(), m.end(), "number", True)
+            )
     if _ACCOUNT_WORD.search(low) and not negative:
         for n in nums:
             if len(n.digits) == 9 and _rtn.is_valid(n.digits) and re.search(r"routing|aba", low):
                 cues.append(Cue("finance", "bank routing number", n.start, n.end, "number", True))
             elif 8 <= len(n.digits) <= 34 and not n.prefix:
-                cues.append(Cue("finance", "bank account number after an account word", n.start, n.end, "number", True))
+                cues.append(
+                    Cue(
+                        "finance",
+                        "bank account number after an account word",
+                        n.start,
+                        n.end,
+                        "number",
+                        True,
+                    )
+                )
     return cues
 
 
@@ -150,7 +193,8 @@ _INCOME_EN = re.compile(
     r"stocks|crypto|inheritance|inherited|alimony|child support|tax return|refund|"
     r"credit card|cc debt|student loans?|car loan|car payment|rent|budget|in the red|"
     r"overdraft|paid|make|makes|made|earn|earns|earned|earning|lost|losing|down|"
-    r"checking account|my checking|in checking|severance|raise|offer|signing|rsus?|equity|emergency fund|nest egg|"
+    r"checking account|my checking|in checking|severance|raise|offer|signing|rsus?|equity|"
+    r"emergency fund|nest egg|"
     r"in savings|savings account|brokerage|collections?|interest)\b"
 )
 _WEAK_EN = frozenset(
@@ -200,7 +244,9 @@ _BUSINESS_ZH = re.compile(
 
 
 _WEAK_ZH = frozenset("剩|还剩|借|分期|理财|基金|股票|定期|offer".split("|"))
-_PACKAGE = re.compile(r"\d+(?:\.\d+)?\s?k\s?[*x×]\s?1[2-9]\b|\d+(?:\.\d+)?\s?k\s?[*x×]\s?1[2-9](?!\d)")
+_PACKAGE = re.compile(
+    r"\d+(?:\.\d+)?\s?k\s?[*x×]\s?1[2-9]\b|\d+(?:\.\d+)?\s?k\s?[*x×]\s?1[2-9](?!\d)"
+)
 
 
 def _status(sent: Sentence) -> list[Cue]:
@@ -217,7 +263,11 @@ def _status(sent: Sentence) -> list[Cue]:
             strong = [t for t in terms if t.group(0) not in _WEAK_ZH]
             term = (strong or terms)[0]
             weak = not strong or _BUSINESS_ZH.search(text) is not None
-            cues.append(Cue("finance", reason_amount, term.start(), term.end(), "weak" if weak else "strong"))
+            cues.append(
+                Cue(
+                    "finance", reason_amount, term.start(), term.end(), "weak" if weak else "strong"
+                )
+            )
         for m in _PACKAGE.finditer(low):
             cues.append(Cue("finance", reason_amount, m.start(), m.end(), "strong"))
     m = _STATUS_EN.search(low)
@@ -231,7 +281,11 @@ def _status(sent: Sentence) -> list[Cue]:
                 continue
             if term.group(0) in _WEAK_EN and not _BIG_OR_PERIODIC.search(low):
                 continue
-            cues.append(Cue("finance", reason_amount, term.start(), term.end(), "weak" if weak else "strong"))
+            cues.append(
+                Cue(
+                    "finance", reason_amount, term.start(), term.end(), "weak" if weak else "strong"
+                )
+            )
             break
     return cues
 

@@ -121,13 +121,12 @@ _WEAK_EN = frozenset(
     "physical therapy|occupational therapy|counseling|egfr|psa|tsh|cd4|platelets|"
     "hemoglobin|ferritin|biopsy|ldl|hdl|triglycerides|a1c|hba1c|creatinine|sober|"
     "sobriety|clean for|seizure|seizures|stroke|mammogram|colonoscopy|undetectable|"
-    "viral load|amh|hrt|steroids|stimulants|painkillers|opioids|opiates|transplant".split(
-        "|"
-    )
+    "viral load|amh|hrt|steroids|stimulants|painkillers|opioids|opiates|transplant".split("|")
 )
 _CLEAN_EN = re.compile(
     r"\b(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|a few|several|"
-    r"a couple of?)\s+(?:days?|weeks?|months?|years?|yrs?)\s+(?:clean|sober)\b|\bclean (?:from|off)\s+\w+"
+    r"a couple of?)\s+(?:days?|weeks?|months?|years?|yrs?)\s+(?:clean|sober)\b"
+    r"|\bclean (?:from|off)\s+\w+"
 )
 _LAB_EN = re.compile(
     r"\b(?:a1c|hba1c|ldl|hdl|tsh|psa|egfr|creatinine|cd4|amh|ferritin|glucose|"
@@ -150,8 +149,9 @@ _FIGURATIVE_EN = re.compile(
     r"\b(?:killing me|kills me|gives? me (?:a )?(?:cancer|a heart attack|an aneurysm|ptsd)|"
     r"so ocd about|a bit ocd|my ocd about|dying of (?:laughter|boredom)|"
     r"heart attack (?:of|on) a plate|brain ?rot|sick beat|sick of|sick burn|"
-    r"(?:gonna|going to|about to) have a (?:stroke|heart attack|seizure|breakdown)|emotional damage|"
-    r"(?:it's|that's|this is|is) (?:pure |literally |absolute )?(?:cancer|aids|autistic)\b|i'm dead|im dead|i'm dying|im dying|insane|crazy|mental\b|"
+    r"(?:gonna|going to|about to) have a (?:stroke|heart attack|seizure|breakdown)|"
+    r"emotional damage|"
+    r"(?:it's|that's|this is|is) (?:pure |literally |absolute )?(?:cancer|aids|autistic)\b|"
     r"depressing|pill to swallow|chill pill|therapy session with my|retail therapy|"
     r"shopping therapy|music therapy playlist|allergic to (?:meetings|mondays|work|people|"
     r"mornings|math|exercise|effort|drama|small talk|email|emails|cardio))"
@@ -234,14 +234,30 @@ def detect(sent: Sentence) -> list[Cue]:
             word = m.group(0)
             if word == "过敏" and not _ALLERGY_ZH.search(text):
                 continue
-            kind = "weak" if word in _WEAK_ZH or word.startswith(("吃", "服", "用", "打", "开")) else "strong"
+            kind = (
+                "weak"
+                if word in _WEAK_ZH or word.startswith(("吃", "服", "用", "打", "开"))
+                else "strong"
+            )
             cues.append(Cue("health", reason, m.start(), m.end(), kind))  # type: ignore[arg-type]
     if _FIGURATIVE_EN.search(low):
         return cues
     for m in _HEALTH_EN.finditer(low):
         word = m.group(0)
         kind = "weak" if word in _WEAK_EN or word.rstrip("s") in _WEAK_EN else "strong"
-        if word in ("add", "ms", "did", "tb", "als", "eds", "pots", "mono", "gad", "prep", "ed meds"):
+        if word in (
+            "add",
+            "ms",
+            "did",
+            "tb",
+            "als",
+            "eds",
+            "pots",
+            "mono",
+            "gad",
+            "prep",
+            "ed meds",
+        ):
             if text[m.start() : m.end()].islower():
                 continue
         if _BENIGN_EN.match(low, m.start()):

@@ -41,7 +41,9 @@ _NON_ID = re.compile(
     r"员工|图书|借书|型号|序列号|邮编|房间|会议室|座位|航班|车次|车牌|工卡|账号|账户|卡号|"
     r"银行卡|电话|手机|微信|客服|热线|优惠|券码|验证码"
 )
-_SSN_WORD = re.compile(r"\b(?:ssn|ssns|social security|social|itin|tin|taxpayer)\b|社会安全号|社安号")
+_SSN_WORD = re.compile(
+    r"\b(?:ssn|ssns|social security|social|itin|tin|taxpayer)\b|社会安全号|社安号"
+)
 _SIN_WORD = re.compile(r"\b(?:sin|social insurance|canad\w*|cra)\b|加拿大|社会保险号")
 _ID_WORD = re.compile(
     r"\b(?:passport|passport no|driver'?s?\s*licen[cs]e|driving\s+licen[cs]e|licen[cs]e\s*"
@@ -109,7 +111,7 @@ def nino_valid(value: str) -> bool:
     m = re.fullmatch(r"([A-Z]{2})\d{6}[A-D]", value)
     if not m:
         return False
-    first, second = m.group(1)
+    first, second = m.group(1)[0], m.group(1)[1]
     if first in "DFIQUV" or second in "DFIOQUV" or m.group(1) in _NINO_BAD_PAIRS:
         return False
     return True
@@ -160,7 +162,9 @@ def _number_cue(sent: Sentence, n: Number, low: str) -> str | None:
     id_word = found is not None
     if labelled and (found is None or found.group(0).strip() in ("id", "my id")):
         return None
-    if len(n.digits) in (17, 18) and ric_valid(n.digits + n.suffix if len(n.digits) == 17 else n.digits):
+    if len(n.digits) in (17, 18) and ric_valid(
+        n.digits + n.suffix if len(n.digits) == 17 else n.digits
+    ):
         return "Chinese resident id (valid check digit and birth date)"
     if n.prefix and len(n.prefix) == 1 and tw_id_valid(compact):
         return "Taiwan national id (valid check digit)"
@@ -177,8 +181,10 @@ def _number_cue(sent: Sentence, n: Number, low: str) -> str | None:
         return "US social security number"
     if sin_ok and (groups == (3, 3, 3) or _SIN_WORD.search(low)):
         return "Canadian social insurance number (Luhn)"
-    if (ssn_ok or sin_ok) and (id_word or not _NON_ID.search(low)) and not _DATE_AFTER.search(
-        low[max(0, n.start - 12) : n.start]
+    if (
+        (ssn_ok or sin_ok)
+        and (id_word or not _NON_ID.search(low))
+        and not _DATE_AFTER.search(low[max(0, n.start - 12) : n.start])
     ):
         return "nine-digit national id with no other label"
     return None
@@ -193,7 +199,14 @@ def _split_ssn(sent: Sentence, nums: list[Number], low: str) -> Cue | None:
         for j in range(i, min(i + 4, len(nums))):
             joined += nums[j].digits
             if j > i and len(joined) == 9 and (_ssn.is_valid(joined) or _sin.is_valid(joined)):
-                return Cue("gov_id", "a national id typed in pieces", nums[i].start, nums[j].end, "number", True)
+                return Cue(
+                    "gov_id",
+                    "a national id typed in pieces",
+                    nums[i].start,
+                    nums[j].end,
+                    "number",
+                    True,
+                )
     return None
 
 
@@ -218,8 +231,14 @@ def _after_id_word(sent: Sentence, low: str) -> list[Cue]:
                 sum(c.isdigit() for c in value) >= 4 and len(value) >= 8
             ):
                 cues.append(
-                    Cue("gov_id", "identity document number after an id word", ctx.start(),
-                        min(len(sent.text), ctx.end() + 36), "number", True)
+                    Cue(
+                        "gov_id",
+                        "identity document number after an id word",
+                        ctx.start(),
+                        min(len(sent.text), ctx.end() + 36),
+                        "number",
+                        True,
+                    )
                 )
                 return cues
     return cues

@@ -21,7 +21,8 @@ _PARTY_EN = alt(
     "liberal democrats|liberal party|liberals|ndp|bloc|green party|greens|libertarian|"
     "libertarians|communist|communists|communist party|socialist|socialists|"
     "democratic socialist|dsa|snp|plaid|reform uk|ukip|ccp|kmt|dpp|kuomintang|maga|"
-    "afd|cdu|spd|likud|bjp|congress party|ppc|independent|green|liberal|conservative|democratic|labor|progressive"
+    "afd|cdu|spd|likud|bjp|congress party|ppc|independent|green|liberal|conservative|"
+    "democratic|labor|progressive"
 )
 _IDENTITY_EN = alt(
     "left wing|left-wing|leftist|right wing|right-wing|far left|far-left|far right|"
@@ -34,7 +35,7 @@ _IDENTITY_EN = alt(
 _STRONG_EN = re.compile(
     rf"\b(?:voted|vote|voting|will vote|gonna vote|going to vote)\s+(?:for\s+|against\s+)?"
     rf"(?:the\s+)?(?:{_PARTY_EN}|leave|remain|yes|no|brexit|[a-z]+ in the|prop(?:osition)? "
-    r"\d+|measure \w+|\w+ candidate|\w+ ticket|trump|biden|harris|obama|clinton|sanders|[A-Z][a-z]+)\b"
+    r"\d+|measure \w+|\w+ candidate|\w+ ticket|trump|biden|harris|obama|clinton|sanders)\b"
     rf"|\b(?:member of|joined|volunteer(?:ed|ing)? (?:for|with)|campaign(?:ed|ing)? for|"
     rf"donat(?:e|ed|ing) to|canvass(?:ed|ing)? for|organizer (?:with|for)|card-carrying)\s+"
     rf"(?:the\s+|our\s+|a\s+|my\s+)?(?:local\s+)?(?:{_PARTY_EN}|campaign|union|chapter)\b"
@@ -61,7 +62,9 @@ _ZH_WEAK = frozenset(
     "左派|右派|左翼|右翼|自由派|保守派|建制派|泛民|本土派|女权|共产主义|民族主义|"
     "粉红|公知|小粉红|法轮功|港独|台独|选票|投了|社员".split("|")
 )
-_PROPER_AFTER = re.compile(r"\s+(?!I\b)[A-Z][a-z]|\s+(?:fan|fans|music|band|day|tea|card|light|movie|film|show|songs?)\b")
+_PROPER_AFTER = re.compile(
+    r"\s+(?!I\b)[A-Z][a-z]|\s+(?:fan|fans|music|band|day|tea|card|light|movie|film|show|songs?)\b"
+)
 _REASON = "a political view, vote, party membership or activism"
 
 
@@ -76,7 +79,9 @@ def detect(sent: Sentence) -> list[Cue]:
             cues.append(Cue("political_religious", _REASON, m.start(), m.end(), kind))  # type: ignore[arg-type]
     for m in _STRONG_EN.finditer(low):
         weak = m.group(0) in ("rally", "protest", "demonstration", "picket line")
-        cues.append(Cue("political_religious", _REASON, m.start(), m.end(), "weak" if weak else "strong"))
+        cues.append(
+            Cue("political_religious", _REASON, m.start(), m.end(), "weak" if weak else "strong")
+        )
     selfid = _SELF_IDENT_EN.search(low)
     if selfid:
         m2 = _IDENTITY_RE.search(low, selfid.end(), selfid.end() + 40)

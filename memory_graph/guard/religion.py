@@ -49,7 +49,8 @@ _NOT_FAITH = re.compile(
     r"\b(?:catholic|christian|orthodox) (?:school|university|college|church history)\b|"
     r"\bmass (?:email|effect|market|transit|production|layoffs?)\b|\bgod(?:s)? of war\b|"
     r"\boh my god\b|\bomg\b|\bthank god\b|\bgod knows\b|\bholy\b|\bjesus christ\b(?= [a-z]+ing)|"
-    r"\bconvert (?:\d|this|that|it|to celsius|to fahrenheit|to pdf|the)\b|\bconfirmed (?:the|my|it|that|booking)\b|"
+    r"\bconvert (?:\d|this|that|it|to celsius|to fahrenheit|to pdf|the)\b|"
+    r"\bconfirmed (?:the|my|it|that|booking)\b|"
     r"\blent (?:me|him|her|them|it|my|you)\b|\bretreat (?:center|venue)? ?for (?:the|our) team\b"
 )
 _ZH = re.compile(
@@ -67,7 +68,9 @@ _ZH_WEAK = frozenset(
 _BARE_SELF = re.compile(
     rf"^\W*(?:{_FAITH_EN})\s*(?:here|btw|fyi|by the way|if that matters|so\b|and\b|,|$)"
 )
-_PROPER_AFTER = re.compile(r"\s+(?!I\b)[A-Z][a-z]|\s+(?:fan|fans|music|band|rock|metal|movie|film|show|songs?)\b")
+_PROPER_AFTER = re.compile(
+    r"\s+(?!I\b)[A-Z][a-z]|\s+(?:fan|fans|music|band|rock|metal|movie|film|show|songs?)\b"
+)
 _REASON = "a religious belief, practice or affiliation"
 
 

@@ -15,8 +15,8 @@ import phonenumbers
 
 from ._cues import Sentence
 from ._numbers import numbers
-from .ids import non_id_label
 from ._types import Cue
+from .ids import non_id_label
 
 __all__ = ["detect"]
 
@@ -80,16 +80,26 @@ def detect(sent: Sentence) -> list[Cue]:
         return cues
     public = _PUBLIC_PHONE.search(sent.low) is not None
     for m in _EMAIL.finditer(sent.text):
-        cues.append(Cue(None, "another person's e-mail address", m.start(), m.end(), "number", True))
+        cues.append(
+            Cue(None, "another person's e-mail address", m.start(), m.end(), "number", True)
+        )
     if not public:
         for start, end in _phone_spans(sent):
             cues.append(Cue(None, "another person's phone number", start, end, "number", True))
     text = sent.unquoted()
     low = text.lower() if len(text.lower()) == len(text) else text
     for m in _STATUS.finditer(low):
-        if m.group(0) in ("bi", "trans", "record", "prison", "jail", "theft", "assault") and not sent.others:
+        if (
+            m.group(0) in ("bi", "trans", "record", "prison", "jail", "theft", "assault")
+            and not sent.others
+        ):
             continue
         cues.append(
-            Cue(None, "another person's sexuality, immigration or criminal status", m.start(), m.end())
+            Cue(
+                None,
+                "another person's sexuality, immigration or criminal status",
+                m.start(),
+                m.end(),
+            )
         )
     return cues
