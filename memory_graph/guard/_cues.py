@@ -105,7 +105,9 @@ _OTHER_ZH = re.compile(
     rf"|[{SURNAMES}](?:总|经理|老师|医生|阿姨|叔叔|先生|女士|小姐|同学|主任|工)"
     rf"|[{SURNAMES}][{CJK}]{{1,2}}(?=的(?:电话|手机|号码|邮箱|微信|身份证|证件|护照|地址|住址|"
     r"银行卡|卡号|病|工资|收入))"
+    rf"|^\W*[{SURNAMES}][{CJK}]{{1,2}}(?=是|有|得了|在吃|欠|被|坐过|出轨|吸毒|信|住在)"
 )
+_FIRST_NAME = re.compile(r"^\W*([A-Z][a-z]{2,})(?:'s)?\s+(?:[a-z]+\s+){0,3}(?:is|has|had|was|got|takes|owes|did)\b")
 _SELF_EN = re.compile(r"\b(?:i|i'm|im|i've|ive|i'd|i'll|me|my|mine|myself|we|we're|our|us)\b")
 _SELF_ZH = re.compile(r"我(?!们?的?家?(?:" + REL_ZH + "))|本人|自己|俺")
 _SELF_STRONG = re.compile(r"\bmyself\b|自己|本人|\bmy own\b")
@@ -127,6 +129,10 @@ _TOPIC_EN = re.compile(
     r"generally|typically|common|symptoms of|signs of|causes of|treatment for|theory|"
     r"debate|debating|policy|policies|news|headline|survey|class on|museum|exhibit|"
     r"tourist|history of|origin of|why do people|people who|someone who|a friend who asked)\b"
+)
+_QUESTION_EN = re.compile(
+    r"^\W*(?:how (?:is|are|does|do|did|can|long does)|what (?:is|are|causes|happens)|why (?:do|does|"
+    r"is|are|did)|is it true|are there|do people|can you explain)\b"
 )
 _TOPIC_ZH = re.compile(
     r"关于|综述|研究|论文|文章|纪录片|电影|电视剧|小说|剧本|剧情|角色|主角|主人公|男主|女主|男二|"
@@ -182,6 +188,9 @@ class Sentence:
             if m.group(0)[0].isupper() and word in _NOT_NAMES:
                 continue
             spans.append(m.span())
+        first = _FIRST_NAME.match(self.text)
+        if first and first.group(1).lower() not in _NOT_NAMES:
+            spans.append(first.span(1))
         lowered = [m.span() for m in _OTHER_EN.finditer(self.low) if m.group(0)[:2] != "i "]
         for span in lowered:
             word = self.low[span[0] : span[1]].split()[0]
@@ -215,8 +224,10 @@ class Sentence:
     @cached_property
     def topic(self) -> bool:
         """Topic talk, research, fiction, hypotheticals, examples."""
-        return bool(_TOPIC_ZH.search(self.text) if self.zh else False) or bool(
-            _TOPIC_EN.search(self.low)
+        return (
+            bool(_TOPIC_ZH.search(self.text) if self.zh else False)
+            or bool(_TOPIC_EN.search(self.low))
+            or bool(_QUESTION_EN.match(self.low))
         )
 
     @cached_property

@@ -203,6 +203,27 @@ def _delete_matches(pieces: list[_Piece], pattern: re.Pattern[str], text: str) -
     return _text(pieces)
 
 
+def _join_spaced_latin(pieces: list[_Piece], text: str) -> str:
+    """Join spaced-out letters, keeping a pronoun ``I`` at either end as its own word."""
+    matches = list(_SPACED_LATIN.finditer(text))
+    if not matches:
+        return text
+    owner = _owners(pieces)
+    for m in matches:
+        start, end = m.start(), m.end()
+        run = m.group(0)
+        if run.startswith("I ") and run[2:3].islower():
+            start += 2
+        if run.endswith(" I") and run[-3:-2].islower():
+            end -= 2
+        if end - start < 5:
+            continue
+        for i in range(start, end):
+            if not text[i].isalnum():
+                pieces[owner[i]][0] = ""
+    return _text(pieces)
+
+
 def _cn2an(run: str) -> str | None:
     from cn2an import cn2an
 
@@ -268,7 +289,9 @@ def normalize(text: str) -> Normalized:
     current = _text(pieces)
     _simplify(pieces, current)
     current = _text(pieces)
-    for pattern in (_SPACED_CJK, _SPACED_LATIN, _SPLIT_WORD, _SPACED_DIGITS, _EXTRA_SPACES):
+    current = _delete_matches(pieces, _SPACED_CJK, current)
+    current = _join_spaced_latin(pieces, current)
+    for pattern in (_SPLIT_WORD, _SPACED_DIGITS, _EXTRA_SPACES):
         current = _delete_matches(pieces, pattern, current)
     _numbers(pieces, current)
     out, starts, ends = _rebuild(pieces)

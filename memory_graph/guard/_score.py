@@ -42,7 +42,7 @@ _IMPLICIT_EN = re.compile(
     r"finished|getting|been|went|going|switched|switching|tested|testing|on|off|back on|"
     r"taking|took|dealing|diagnosed|recovering|post|day|week|month|year)\b"
 )
-_REL_ANY = re.compile(rf"\b{REL_EN}\b|{REL_ZH}")
+_REL_ANY = re.compile(rf"\b(?:my|our|his|her|their)\s+(?:[a-z-]+\s+)?{REL_EN}\b|{REL_ZH}")
 _CREATIVE = re.compile(
     r"\b(?:writing|write|wrote|reading|read|researching|research|studying|study|making|"
     r"building|build|builds|develops|developing|designing|working on|translating|"

@@ -68,6 +68,7 @@ _PUBLIC_EN = re.compile(
     r"headquarters|hq|campus|clinic|gym|meet|meetup|lunch|dinner|brunch|coffee|event|party|"
     r"concert|bar|pub|cinema|theater|theatre|bakery|place at|reservations?|open|hours|"
     r"flyer|business|our bakery|our shop|our store|branch|library|church|park|stadium|"
+    r"sell|sells|selling|for sale|customers|showroom|dealership|warehouse|"
     r"fictional|novel|real address|famous|landmark|embassy|consulate)\b",
     re.IGNORECASE,
 )

@@ -178,6 +178,7 @@ _AMOUNT_EN = re.compile(
     r"|\b\d{1,3}(?:,\d{3})+(?:\.\d+)?\b|\b\d{4,7}(?:\.\d+)?\b"
     r"|\b\d+(?:\.\d+)?\s?(?:an?|per|/|each)\s?(?:hour|hr|month|mo|year|yr|week|wk)\b"
     rf"|\b{_NUM_WORD}(?:[ -]{_NUM_WORD})?[ -](?:grand|thousand|k|million|hundred grand)\b"
+    r"|\b(?:five|six|seven|eight|5|6|7|8)[ -]figures?\b"
 )
 _AMOUNT_ZH = re.compile(
     r"\d[\d,]*(?:\.\d+)?\s*(?:万|千|百|k|w|元|块|蚊|美元|美金|刀|欧元|英镑|人民币|rmb|港币|台币|"
@@ -204,7 +205,7 @@ _WEAK_EN = frozenset(
 _BIG_OR_PERIODIC = re.compile(
     r"\b(?:a|an|per|each|every) (?:year|month|week|hour)\b|\bannual(?:ly)?\b|/(?:yr|year|mo|"
     r"month|hr|hour)\b|\d[\d,.]*\s?(?:k|grand|thousand|million|m)\b|\d{1,3},\d{3}|\d{4,}|"
-    r"\b(?:grand|thousand|million)\b"
+    r"\b(?:grand|thousand|million|figures?)\b"
 )
 _STATUS_EN = re.compile(
     r"\b(?:bankrupt|bankruptcy|chapter (?:7|11|13)|garnish\w*|foreclos\w*|repossess\w*|"

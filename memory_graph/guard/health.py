@@ -152,6 +152,8 @@ _FIGURATIVE_EN = re.compile(
     r"(?:gonna|going to|about to) have a (?:stroke|heart attack|seizure|breakdown)|"
     r"emotional damage|"
     r"(?:it's|that's|this is|is) (?:pure |literally |absolute )?(?:cancer|aids|autistic)\b|"
+    r"\bso (?:depressed|ocd|adhd|bipolar|autistic|anorexic|paranoid|triggered) (?:that|about|"
+    r"because|when|rn|lol)\b|\bdepressed (?:about|that) (?:the|my|our|this|that)|"
     r"depressing|pill to swallow|chill pill|therapy session with my|retail therapy|"
     r"shopping therapy|music therapy playlist|allergic to (?:meetings|mondays|work|people|"
     r"mornings|math|exercise|effort|drama|small talk|email|emails|cardio))"
@@ -177,7 +179,7 @@ _CONDITIONS_ZH = (
     "妇产科|生殖科|康复治疗|康复科|理疗|针灸治疗|挂号|看病|生病|得病|病情|病假|"
     "血常规|肌酐|尿酸|转氨酶|糖化|血红蛋白|胆固醇|低密度|甘油三酯|甲功|tsh|hpv|"
     "体检报告|病理|活检|穿刺|核磁|ct|b超|胃镜|肠镜|心电图|holter|动态心电|"
-    "睡眠呼吸暂停|打呼停|呼吸机|过敏"
+    "睡眠呼吸暂停|打呼停|呼吸机|过敏|支架|起搏器|假肢|造口|胰岛素泵|血糖仪|透析"
 )
 _DRUGS_ZH = (
     "舍曲林|左洛复|氟西汀|百忧解|帕罗西汀|赛乐特|艾司西酞普兰|来士普|西酞普兰|文拉法辛|"
