@@ -128,10 +128,12 @@ _TOPIC_EN = re.compile(
     r"placeholder|test data|test card|test mode|format of|regex|validator|mock|in general|"
     r"generally|typically|common|symptoms of|signs of|causes of|treatment for|theory|"
     r"debate|debating|policy|policies|news|headline|survey|class on|museum|exhibit|"
-    r"tourist|history of|origin of|why do people|people who|someone who|a friend who asked)\b"
+    r"tourist|history of|origin of|why do people|people who|someone who|a friend who asked|"
+    r"read that|heard that|trending|hype|in the news)\b"
 )
 _QUESTION_EN = re.compile(
-    r"^\W*(?:how (?:is|are|does|do|did|can|long does)|what (?:is|are|causes|happens)|why (?:do|does|"
+    r"^\W*(?:how (?:is|are|does|do|did|can|long does)|what's the|what (?:is|are|causes|happens)|"
+    r"where(?:'s| is)|why (?:do|does|"
     r"is|are|did)|is it true|are there|do people|can you explain)\b"
 )
 _TOPIC_ZH = re.compile(
@@ -206,7 +208,7 @@ class Sentence:
         found += [m.span() for m in _SELF_ZH.finditer(self.text)]
         return [s for s in found if not any(a <= s[0] < b for a, b in others)]
 
-    def person_at(self, pos: int) -> str:
+    def person_at(self, pos: int, end: int | None = None) -> str:
         """Who the cue at sentence offset ``pos`` is about: ``"self"``, ``"other"``, ``"none"``.
 
         The nearest reference before the cue wins; without one, the nearest after it.
@@ -214,7 +216,10 @@ class Sentence:
         """
         if _SELF_STRONG.search(self.low):
             return "self"
-        refs = [(s[0], "self") for s in self.selves] + [(s[0], "other") for s in self.others]
+        stop = pos if end is None else end
+        refs = [(s[0], "self") for s in self.selves] + [
+            (s[0], "other") for s in self.others if not (s[0] < stop and s[1] > pos)
+        ]
         before = [r for r in refs if r[0] <= pos]
         if before:
             return max(before)[1]

@@ -91,7 +91,7 @@ def bound(sent: Sentence, cue: Cue) -> str | None:
 
 def judge(sent: Sentence, cue: Cue) -> GuardCategory | None:
     """Apply the scoring rule to one cue; the blocking category, or ``None``."""
-    person = sent.person_at(cue.start)
+    person = sent.person_at(cue.start, cue.end)
     if cue.category is None:
         if cue.kind == "number":
             return "third_party" if person == "other" else None

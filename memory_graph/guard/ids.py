@@ -146,6 +146,11 @@ def ric_valid(value: str) -> bool:
     return bool(_ric.calc_check_digit(value) == value[17])
 
 
+def _trivial(digits: str) -> bool:
+    """A counting run or one repeated digit (``123456789``, ``999999999``)."""
+    return digits in "01234567890123456789" or digits in "98765432109876543210" or len(set(digits)) == 1
+
+
 def non_id_label(text: str, start: int, width: int = 16) -> bool:
     """True when the words right before ``start`` label the number as a non-id."""
     return _NON_ID.search(text[max(0, start - width) : start]) is not None
@@ -172,7 +177,7 @@ def _number_cue(sent: Sentence, n: Number, low: str) -> str | None:
         return "Hong Kong identity card (valid check character)"
     if len(n.prefix) == 2 and len(n.digits) == 6 and nino_valid(compact):
         return "UK National Insurance number"
-    if n.prefix or n.suffix or len(n.digits) != 9:
+    if n.prefix or n.suffix or len(n.digits) != 9 or _trivial(n.digits):
         return None
     groups = tuple(len(g) for g in n.groups)
     ssn_ok = _ssn.is_valid(n.digits)

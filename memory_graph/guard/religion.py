@@ -71,6 +71,11 @@ _BARE_SELF = re.compile(
 _PROPER_AFTER = re.compile(
     r"\s+(?!I\b)[A-Z][a-z]|\s+(?:fan|fans|music|band|rock|metal|movie|film|show|songs?)\b"
 )
+_LANDMARK = re.compile(
+    r"(?:教会|教堂|寺庙|寺|清真寺|庙)\s*(?:附近|旁边|对面|门口|那边|隔壁|楼下)|"
+    r"\b(?:near|next to|across from|behind|opposite|by) the (?:church|mosque|temple|synagogue|"
+    r"cathedral|chapel)\b"
+)
 _REASON = "a religious belief, practice or affiliation"
 
 
@@ -80,9 +85,13 @@ def detect(sent: Sentence) -> list[Cue]:
     low = text.lower() if len(text.lower()) == len(text) else text
     cues: list[Cue] = []
     if sent.zh:
+        text = _LANDMARK.sub(lambda m: " " * len(m.group(0)), text)
         for m in _ZH.finditer(text):
             kind = "weak" if m.group(0) in _ZH_WEAK else "strong"
             cues.append(Cue("political_religious", _REASON, m.start(), m.end(), kind))  # type: ignore[arg-type]
+    if _LANDMARK.search(low):
+        low = _LANDMARK.sub(lambda m: " " * len(m.group(0)), low)
+        text = _LANDMARK.sub(lambda m: " " * len(m.group(0)), text)
     if _NOT_FAITH.search(low):
         low = _NOT_FAITH.sub(lambda m: " " * len(m.group(0)), low)
     bare = _BARE_SELF.match(low)
