@@ -107,7 +107,9 @@ _OTHER_ZH = re.compile(
     r"银行卡|卡号|病|工资|收入))"
     rf"|^\W*[{SURNAMES}][{CJK}]{{1,2}}(?=是|有|得了|在吃|欠|被|坐过|出轨|吸毒|信|住在)"
 )
-_FIRST_NAME = re.compile(r"^\W*([A-Z][a-z]{2,})(?:'s)?\s+(?:[a-z]+\s+){0,3}(?:is|has|had|was|got|takes|owes|did)\b")
+_FIRST_NAME = re.compile(
+    r"^\W*([A-Z][a-z]{2,})(?:'s)?\s+(?:[a-z]+\s+){0,3}(?:is|has|had|was|got|takes|owes|did)\b"
+)
 _SELF_EN = re.compile(r"\b(?:i|i'm|im|i've|ive|i'd|i'll|me|my|mine|myself|we|we're|our|us)\b")
 _SELF_ZH = re.compile(r"我(?!们?的?家?(?:" + REL_ZH + "))|本人|自己|俺")
 _SELF_STRONG = re.compile(r"\bmyself\b|自己|本人|\bmy own\b")

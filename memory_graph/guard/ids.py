@@ -148,7 +148,8 @@ def ric_valid(value: str) -> bool:
 
 def _trivial(digits: str) -> bool:
     """A counting run or one repeated digit (``123456789``, ``999999999``)."""
-    return digits in "01234567890123456789" or digits in "98765432109876543210" or len(set(digits)) == 1
+    ascending, descending = "01234567890123456789", "98765432109876543210"
+    return digits in ascending or digits in descending or len(set(digits)) == 1
 
 
 def non_id_label(text: str, start: int, width: int = 16) -> bool:
