@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from ._numbers import Number, numbers
+
 __all__ = ["Sentence", "alt", "sentences"]
 
 
@@ -182,6 +184,11 @@ class Sentence:
     def __post_init__(self) -> None:
         low = self.text.lower()
         self.low = low if len(low) == len(self.text) else self.text
+
+    @cached_property
+    def numbers(self) -> list[Number]:
+        """The number candidates of the sentence (see :mod:`._numbers`)."""
+        return numbers(self.text)
 
     @cached_property
     def others(self) -> list[tuple[int, int]]:

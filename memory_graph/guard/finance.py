@@ -20,7 +20,6 @@ from stdnum import luhn as _luhn
 from stdnum.us import rtn as _rtn
 
 from ._cues import Sentence, alt
-from ._numbers import numbers
 from ._types import Cue
 
 __all__ = ["detect"]
@@ -93,7 +92,7 @@ def _cards_and_accounts(sent: Sentence) -> list[Cue]:
     cues: list[Cue] = []
     negative = _NOT_CARD.search(low) is not None
     context = _CARD_CONTEXT.search(low) is not None
-    nums = numbers(text)
+    nums = sent.numbers
     for n in nums:
         if negative:
             break

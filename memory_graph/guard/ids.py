@@ -24,7 +24,7 @@ from stdnum.cn import ric as _ric
 from stdnum.us import ssn as _ssn
 
 from ._cues import Sentence
-from ._numbers import Number, numbers
+from ._numbers import Number
 from ._types import Cue
 
 __all__ = ["detect", "hkid_valid", "nino_valid", "non_id_label", "ric_valid", "tw_id_valid"]
@@ -253,7 +253,7 @@ def _after_id_word(sent: Sentence, low: str) -> list[Cue]:
 def detect(sent: Sentence) -> list[Cue]:
     """Government id cues in one sentence."""
     low = sent.low
-    nums = numbers(sent.text)
+    nums = sent.numbers
     cues: list[Cue] = []
     for n in nums:
         reason = _number_cue(sent, n, low)

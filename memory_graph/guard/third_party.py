@@ -14,7 +14,6 @@ import re
 import phonenumbers
 
 from ._cues import Sentence
-from ._numbers import numbers
 from ._types import Cue
 from .ids import non_id_label
 
@@ -55,7 +54,7 @@ def _phone_spans(sent: Sentence) -> list[tuple[int, int]]:
     text = sent.text
     spans: list[tuple[int, int]] = [m.span() for m in _CN_MOBILE.finditer(text)]
     phone_word = _PHONE_WORD.search(sent.low) is not None
-    for n in numbers(text):
+    for n in sent.numbers:
         near = sent.low[max(0, n.start - 16) : n.start]
         if non_id_label(sent.low, n.start) and not _PHONE_ONLY.search(near):
             continue
