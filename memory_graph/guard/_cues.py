@@ -112,6 +112,10 @@ _OTHER_ZH = re.compile(
 _FIRST_NAME = re.compile(
     r"^\W*([A-Z][a-z]{2,})(?:'s)?\s+(?:[a-z]+\s+){0,3}(?:is|has|had|was|got|takes|owes|did)\b"
 )
+_CONTACT_NAME = re.compile(
+    r"(?:\b(?:[Cc]all|[Tt]ext|[Ee]-?mail|[Mm]essage|[Rr]ing|[Pp]hone|[Rr]each|[Cc]ontact|[Pp]ing|"
+    r"WhatsApp|[Dd]m)\s+|^\W*)([A-Z][a-z]{2,})(?=\s+(?:at|on|via)\s|\s*:\s*[+(\d\w])"
+)
 _SELF_EN = re.compile(r"\b(?:i|i'm|im|i've|ive|i'd|i'll|me|my|mine|myself|we|we're|our|us)\b")
 _SELF_ZH = re.compile(r"我(?!们?的?家?(?:" + REL_ZH + "))|本人|自己|俺")
 _SELF_STRONG = re.compile(r"\bmyself\b|自己|本人|\bmy own\b")
@@ -146,7 +150,7 @@ _TOPIC_ZH = re.compile(
     r"举例|假设|如果|假如|要是|万一|好奇|测试|示例|样例|格式|写一个故事|故事|新闻|一般来说|"
     r"通常|常见|症状有哪些|有哪些症状|怎么预防|起源|由来|政策|辩论|调查|问卷|博物馆|景点|"
     r"参观|游客|别人|有人|有些人|很多人|虚构|游戏里|翻译|英文|这个词|怎么说|资料|综述|公众号|"
-    r"患者|病人|人群|剧本杀|软件|产品|诊断标准|标准是|指南|百科"
+    r"患者|病人|人群|剧本杀|软件|产品|诊断标准|标准是|指南|百科|计算器|怎么算"
 )
 _HYPOTHETICAL = re.compile(
     r"\b(?:suppose|supposing|imagine|hypothetical(?:ly)?|what if|if someone|if somebody|"
@@ -180,10 +184,12 @@ class Sentence:
     start: int
     zh: bool
     low: str = field(init=False)
+    has_digit: bool = field(init=False)
 
     def __post_init__(self) -> None:
         low = self.text.lower()
         self.low = low if len(low) == len(self.text) else self.text
+        self.has_digit = _DIGIT.search(self.text) is not None
 
     @cached_property
     def numbers(self) -> list[Number]:
@@ -202,6 +208,9 @@ class Sentence:
         first = _FIRST_NAME.match(self.text)
         if first and first.group(1).lower() not in _NOT_NAMES:
             spans.append(first.span(1))
+        for m in _CONTACT_NAME.finditer(self.text):
+            if m.group(1).lower() not in _NOT_NAMES:
+                spans.append(m.span(1))
         lowered = [m.span() for m in _OTHER_EN.finditer(self.low) if m.group(0)[:2] != "i "]
         for span in lowered:
             word = self.low[span[0] : span[1]].split()[0]
@@ -266,6 +275,7 @@ class Sentence:
         return _TITLE.sub(lambda m: " " * len(m.group(0)), self.text)
 
 
+_DIGIT = re.compile(r"\d")
 _ABBREVIATIONS = frozenset(
     "no nr dr mr mrs ms st apt vs eg ie etc jr sr ave rd acc acct tel ph ext inc ltd co "
     "dept approx est fig mt ft jan feb mar apr jun jul aug sep sept oct nov dec".split()

@@ -285,7 +285,10 @@ def normalize(text: str) -> Normalized:
     >>> normalize("di\\u200babetes").text
     'diabetes'
     """
-    pieces: list[_Piece] = [[_fold(ch), i, i + 1] for i, ch in enumerate(text)]
+    if text.isascii() and text.isprintable():
+        pieces: list[_Piece] = [[ch, i, i + 1] for i, ch in enumerate(text)]
+    else:
+        pieces = [[_fold(ch), i, i + 1] for i, ch in enumerate(text)]
     current = _text(pieces)
     _simplify(pieces, current)
     current = _text(pieces)

@@ -48,6 +48,16 @@ _STREET_CAP = re.compile(
     rf"(?<![\d.,$#])\b\d{{1,6}}[A-Z]?\s+(?:[NSEW]\.?\s+)?(?:[A-Z][A-Za-z'-]*\.?\s+){{1,3}}"
     rf"{_STREET_SUFFIX}\b"
 )
+_NUMBER_WORDS = alt(
+    "one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|"
+    "fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|"
+    "eighty|ninety|hundred|oh"
+)
+_STREET_WORDS = re.compile(
+    rf"\b{_NUMBER_WORDS}(?:[ -]{_NUMBER_WORDS}){{0,3}}\s+(?:[a-z'.-]+\s+){{1,3}}"
+    rf"{_SUFFIX_ANY_CASE}\b",
+    re.IGNORECASE,
+)
 _UNIT_EN = re.compile(
     r"\b(?:apt|apartment|suite|ste|unit|flat|room|rm)\b\.?\s*#?\s*\d+[a-z]?\b|#\s?\d+[a-z]?\b"
     r"|\bp\.?\s?o\.?\s+box\s+\d+|\b(?:hall|dorm|residence|house)\s+(?:room\s+)?#?\d{2,4}[a-z]?\b",
@@ -107,7 +117,7 @@ def detect(sent: Sentence) -> list[Cue]:
             m = street or unit
             assert m is not None
             cues.append(Cue("address", _REASON, m.start(), m.end(), "strong"))
-    street_en = _STREET_EN.search(text) or _STREET_CAP.search(text)
+    street_en = _STREET_EN.search(text) or _STREET_CAP.search(text) or _STREET_WORDS.search(text)
     home_en = _HOME_EN.search(text)
     public_en = _PUBLIC_EN.search(text) and not home_en
     if street_en and not public_en:

@@ -214,7 +214,8 @@ _STATUS_EN = re.compile(
     r"defaulted|default(?:ed)? on|overdrawn|payday loans?|evicted|eviction notice|"
     r"(?:credit score|fico)\D{0,24}\d{3}|\d{3}\s*(?:credit score|fico)|"
     r"maxed out|underwater on|owe the irs|tax debt|living paycheck to paycheck|"
-    r"broke until payday|can't make rent|cant make rent|debt consolidation|consolidate)\b"
+    r"broke until payday|can't make rent|cant make rent|debt consolidation|consolidate|"
+    r"in the hole|to my name|until payday|till payday|before payday|upside down on)\b"
 )
 _BUSINESS_EN = re.compile(
     r"\b(?:company|company's|startup|firm|revenue|revenues|listed|public company|earnings "
@@ -292,4 +293,4 @@ def _status(sent: Sentence) -> list[Cue]:
 
 def detect(sent: Sentence) -> list[Cue]:
     """Finance cues in one sentence."""
-    return _cards_and_accounts(sent) + _status(sent)
+    return (_cards_and_accounts(sent) if sent.has_digit else []) + _status(sent)

@@ -105,7 +105,9 @@ _DRUGS_EN = (
     "prilosec|pantoprazole|nexium|mesalamine|linzess|imitrex|sumatriptan|rizatriptan|"
     "maxalt|aimovig|botox for migraines|nurtec|ubrelvy|creon|insulin pump|cgm|dexcom|"
     "freestyle libre|omnipod|cpap|bipap|nicotine patch|nicotine patches|nicotine gum|"
-    "nicotine replacement|quitting smoking|quit smoking"
+    "nicotine replacement|quitting smoking|quit smoking|hospice|palliative|palliative care|"
+    "baby is due|due date|eating for two|bun in the oven|morning sickness|"
+    "expecting our first|expecting a baby|expecting our second|expecting twins"
 )
 _HEALTH_EN = re.compile(rf"(?<![a-z0-9]){alt(_CONDITIONS_EN + '|' + _DRUGS_EN)}(?:s|es)?(?![a-z])")
 _WEAK_EN = frozenset(
@@ -132,6 +134,10 @@ _LAB_EN = re.compile(
     r"\b(?:a1c|hba1c|ldl|hdl|tsh|psa|egfr|creatinine|cd4|amh|ferritin|glucose|"
     r"blood sugar|bp|blood pressure|triglycerides|platelets|hemoglobin|bmi)\b[^.;\n]{0,25}?"
     r"\d{1,3}(?:[./]\d{1,3})?"
+)
+_LAB_ZH = re.compile(
+    r"(?:血糖|空腹|餐后|糖化|血压|血脂|胆固醇|尿酸|肌酐|转氨酶|甘油三酯|低密度|高密度|甲功|"
+    r"促甲状腺|血红蛋白|白细胞|血小板|hcg|孕酮|amh)[^，。,.!?！？\d]{0,6}\d"
 )
 _DOSE = re.compile(r"\b\d+(?:\.\d+)?\s?(?:mg|mcg|µg|ml|iu|units)\b|\d+(?:\.\d+)?\s?(?:毫克|片|粒)")
 _ALLERGY_EN = re.compile(
@@ -179,7 +185,7 @@ _CONDITIONS_ZH = (
     "妇产科|生殖科|康复治疗|康复科|理疗|针灸治疗|挂号|看病|生病|得病|病情|病假|"
     "血常规|肌酐|尿酸|转氨酶|糖化|血红蛋白|胆固醇|低密度|甘油三酯|甲功|tsh|hpv|"
     "体检报告|病理|活检|穿刺|核磁|ct|b超|胃镜|肠镜|心电图|holter|动态心电|"
-    "睡眠呼吸暂停|打呼停|呼吸机|过敏|怀咗|怀上|第二胎|二胎|头胎|一型|二型|1型|2型|支架|起搏器|假肢|造口|胰岛素泵|血糖仪|透析"
+    "睡眠呼吸暂停|打呼停|呼吸机|过敏|预产期|有喜了|孕吐|安胎|保胎|怀咗|怀上|第二胎|二胎|头胎|一型|二型|1型|2型|支架|起搏器|假肢|造口|胰岛素泵|血糖仪|透析"
 )
 _DRUGS_ZH = (
     "舍曲林|左洛复|氟西汀|百忧解|帕罗西汀|赛乐特|艾司西酞普兰|来士普|西酞普兰|文拉法辛|"
@@ -265,6 +271,9 @@ def detect(sent: Sentence) -> list[Cue]:
         if _BENIGN_EN.match(low, m.start()):
             continue
         cues.append(Cue("health", reason, m.start(), m.end(), kind))  # type: ignore[arg-type]
+    if sent.zh:
+        for m in _LAB_ZH.finditer(low):
+            cues.append(Cue("health", reason, m.start(), m.end(), "strong"))
     for pattern in (_LAB_EN, _ALLERGY_EN, _CLEAN_EN):
         for m in pattern.finditer(low):
             cues.append(Cue("health", reason, m.start(), m.end(), "strong"))

@@ -178,7 +178,7 @@ def _number_cue(sent: Sentence, n: Number, low: str) -> str | None:
         return "Hong Kong identity card (valid check character)"
     if len(n.prefix) == 2 and len(n.digits) == 6 and nino_valid(compact):
         return "UK National Insurance number"
-    if n.prefix or n.suffix or len(n.digits) != 9 or _trivial(n.digits):
+    if n.prefix or n.suffix or len(n.digits) != 9:
         return None
     groups = tuple(len(g) for g in n.groups)
     ssn_ok = _ssn.is_valid(n.digits)
@@ -252,6 +252,8 @@ def _after_id_word(sent: Sentence, low: str) -> list[Cue]:
 
 def detect(sent: Sentence) -> list[Cue]:
     """Government id cues in one sentence."""
+    if not sent.has_digit:
+        return []
     low = sent.low
     nums = sent.numbers
     cues: list[Cue] = []

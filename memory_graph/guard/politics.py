@@ -33,7 +33,8 @@ _IDENTITY_EN = alt(
     "tory|labour voter|swing voter|single-issue voter"
 )
 _STRONG_EN = re.compile(
-    rf"\b(?:voted|vote|voting|will vote|gonna vote|going to vote)\s+(?:for\s+|against\s+)?"
+    rf"\b(?:voted|vote|voting|will vote|gonna vote|going to vote)\s+(?:anything but\s+|"
+    r"nothing but\s+|straight\s+|only\s+)?(?:for\s+|against\s+)?"
     rf"(?:the\s+)?(?:{_PARTY_EN}|leave|remain|yes|no|brexit|[a-z]+ in the|prop(?:osition)? "
     r"\d+|measure \w+|\w+ candidate|\w+ ticket|trump|biden|harris|obama|clinton|sanders)\b"
     rf"|\b(?:member of|joined|volunteer(?:ed|ing)? (?:for|with)|campaign(?:ed|ing)? for|"
@@ -65,6 +66,9 @@ _ZH_WEAK = frozenset(
 _PROPER_AFTER = re.compile(
     r"\s+(?!I\b)[A-Z][a-z]|\s+(?:fan|fans|music|band|day|tea|card|light|movie|film|show|songs?)\b"
 )
+_CAMPAIGN_FOR = re.compile(
+    r"\b(?:[Cc]anvass|[Cc]ampaign|[Pp]hone-?bank|[Vv]olunteer)(?:ed|ing)?\s+for\s+[A-Z][a-z]+"
+)
 _REASON = "a political view, vote, party membership or activism"
 
 
@@ -82,6 +86,8 @@ def detect(sent: Sentence) -> list[Cue]:
         cues.append(
             Cue("political_religious", _REASON, m.start(), m.end(), "weak" if weak else "strong")
         )
+    for m in _CAMPAIGN_FOR.finditer(text):
+        cues.append(Cue("political_religious", _REASON, m.start(), m.end(), "strong"))
     selfid = _SELF_IDENT_EN.search(low)
     if selfid:
         m2 = _IDENTITY_RE.search(low, selfid.end(), selfid.end() + 40)
