@@ -189,6 +189,7 @@ def _number_cue(sent: Sentence, n: Number, low: str) -> str | None:
         return "Canadian social insurance number (Luhn)"
     if (
         (ssn_ok or sin_ok)
+        and not _trivial(n.digits)
         and (id_word or not _NON_ID.search(low))
         and not _DATE_AFTER.search(low[max(0, n.start - 12) : n.start])
     ):
