@@ -48,7 +48,8 @@ _FAITH_RE = re.compile(rf"\b{_FAITH_EN}(?![a-z])")
 _NOT_FAITH = re.compile(
     r"\b(?:catholic|christian|orthodox) (?:school|university|college|church history)\b|"
     r"\bmass (?:email|effect|market|transit|production|layoffs?)\b|\bgod(?:s)? of war\b|"
-    r"\bpray (?:that|the weather|it works|it doesn't|we|you|this)\b|\boh my god\b|\bomg\b|\bthank god\b|\bgod knows\b|\bholy\b|\bjesus christ\b(?= [a-z]+ing)|"
+    r"\bpray (?:that|the weather|it works|it doesn't|we|you|this)\b|\boh my god\b|\bomg\b|"
+    r"\bthank god\b|\bgod knows\b|\bholy\b|\bjesus christ\b(?= [a-z]+ing)|"
     r"\bconvert (?:\d|this|that|it|to celsius|to fahrenheit|to pdf|the)\b|"
     r"\bconfirmed (?:the|my|it|that|booking)\b|"
     r"\blent (?:me|him|her|them|it|my|you)\b|\bretreat (?:center|venue)? ?for (?:the|our) team\b"
