@@ -116,7 +116,7 @@ def _fold(ch: str) -> str:
     if ch in _DOTS:
         return "·"
     cat = unicodedata.category(ch)
-    if cat == "Cf" or "\ufe00" <= ch <= "\ufe0f":
+    if cat in ("Cf", "Mn", "Me") or "\ufe00" <= ch <= "\ufe0f":
         return ""
     if cat == "Zs":
         return " "
@@ -174,7 +174,7 @@ def _owners(pieces: list[_Piece]) -> list[int]:
 
 _SPACED_CJK = re.compile(rf"(?<=[{_CJK_RANGE}])(?:[ \t]+|[ ]?[·/*_\-|][ ]?|\.)(?=[{_CJK_RANGE}])")
 _SPACED_LATIN = re.compile(
-    r"(?<![A-Za-z0-9'])[A-Za-z](?P<sep>[ .·/_])[A-Za-z](?:(?P=sep)[A-Za-z])+\.?(?![A-Za-z0-9])"
+    r"(?<![A-Za-z0-9'])[A-Za-z](?P<sep>[ .·/_*+|-])[A-Za-z](?:(?P=sep)[A-Za-z])*\.?(?![A-Za-z0-9])"
 )
 _SPLIT_WORD = re.compile(r"(?<=[a-z])[·/](?=[a-z])", re.IGNORECASE)
 _SPACED_DIGITS = re.compile(r"(?<![0-9])[0-9](?: [0-9])+(?![0-9])")
@@ -216,8 +216,11 @@ def _join_spaced_latin(pieces: list[_Piece], text: str) -> str:
             start += 2
         if run.endswith(" I") and run[-3:-2].islower():
             end -= 2
-        if end - start < 5:
+        letters = [c for c in text[start:end] if c.isalpha()]
+        if len(letters) < 2 or (len(letters) == 2 and set("aAiI") & set(letters)):
             continue
+        if len(letters) == 2 and m.group("sep") != " ":
+            continue  # "e-g", "a/b": too common to join
         for i in range(start, end):
             if not text[i].isalnum():
                 pieces[owner[i]][0] = ""

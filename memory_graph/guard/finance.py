@@ -61,7 +61,7 @@ _ACCOUNT_WORD = re.compile(
     r"\b(?:iban|account|acct|a/c|routing|aba|sort code|swift|bic|direct deposit|"
     r"bsb|transit)\b|账号|账户|帐号|帐户|户号|开户|收款"
 )
-_IBAN = re.compile(r"(?<![A-Z0-9])[A-Z]{2}\d{2}(?:[ /\-.·]?[A-Z0-9]){11,32}(?![A-Z0-9])")
+_IBAN = re.compile(r"(?<![A-Z0-9])[A-Z]{2} ?\d{2}(?:[ /\-.·]?[A-Z0-9]){11,32}(?![A-Z0-9])")
 
 
 def _known_issuer(digits: str) -> bool:
