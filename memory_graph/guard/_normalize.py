@@ -173,8 +173,14 @@ def _owners(pieces: list[_Piece]) -> list[int]:
 
 
 _SPACED_CJK = re.compile(rf"(?<=[{_CJK_RANGE}])(?:[ \t]+|[ ]?[·/*_\-|][ ]?|\.)(?=[{_CJK_RANGE}])")
+_SPACED_SYMBOL = re.compile(
+    r"(?<![A-Za-z0-9'])[A-Za-z](?P<sep>[.·/_*+|-])[A-Za-z](?:(?P=sep)[A-Za-z])*\.?(?![A-Za-z0-9])"
+)
 _SPACED_LATIN = re.compile(
-    r"(?<![A-Za-z0-9'])[A-Za-z](?P<sep>[ .·/_*+|-])[A-Za-z](?:(?P=sep)[A-Za-z])*\.?(?![A-Za-z0-9])"
+    r"(?<![A-Za-z0-9'])[A-Za-z0-9](?P<sep> )[A-Za-z0-9](?:(?P=sep)[A-Za-z0-9])*(?![A-Za-z0-9])"
+)
+_TWO_LETTER_WORDS = frozenset(
+    "am an as at be by do go he if in is it me my no of on or so to up us we ok".split()
 )
 _SPLIT_WORD = re.compile(r"(?<=[a-z])[·/](?=[a-z])", re.IGNORECASE)
 _SPACED_DIGITS = re.compile(r"(?<![0-9])[0-9](?: [0-9])+(?![0-9])")
@@ -203,9 +209,9 @@ def _delete_matches(pieces: list[_Piece], pattern: re.Pattern[str], text: str) -
     return _text(pieces)
 
 
-def _join_spaced_latin(pieces: list[_Piece], text: str) -> str:
+def _join_spaced_latin(pieces: list[_Piece], text: str, pattern: re.Pattern[str]) -> str:
     """Join spaced-out letters, keeping a pronoun ``I`` at either end as its own word."""
-    matches = list(_SPACED_LATIN.finditer(text))
+    matches = list(pattern.finditer(text))
     if not matches:
         return text
     owner = _owners(pieces)
@@ -216,11 +222,14 @@ def _join_spaced_latin(pieces: list[_Piece], text: str) -> str:
             start += 2
         if run.endswith(" I") and run[-3:-2].islower():
             end -= 2
-        letters = [c for c in text[start:end] if c.isalpha()]
-        if len(letters) < 2 or (len(letters) == 2 and set("aAiI") & set(letters)):
+        chars = [c for c in text[start:end] if c.isalnum()]
+        word = "".join(chars).lower()
+        if not any(c.isalpha() for c in chars):
+            continue  # digits alone are joined by the number rules
+        if len(chars) == 2 and (word not in _TWO_LETTER_WORDS or m.group("sep") != " "):
             continue
-        if len(letters) == 2 and m.group("sep") != " ":
-            continue  # "e-g", "a/b": too common to join
+        if len(chars) == 3 and any(c.isdigit() for c in chars):
+            continue
         for i in range(start, end):
             if not text[i].isalnum():
                 pieces[owner[i]][0] = ""
@@ -296,7 +305,8 @@ def normalize(text: str) -> Normalized:
     _simplify(pieces, current)
     current = _text(pieces)
     current = _delete_matches(pieces, _SPACED_CJK, current)
-    current = _join_spaced_latin(pieces, current)
+    current = _join_spaced_latin(pieces, current, _SPACED_SYMBOL)
+    current = _join_spaced_latin(pieces, current, _SPACED_LATIN)
     for pattern in (_SPLIT_WORD, _SPACED_DIGITS, _EXTRA_SPACES):
         current = _delete_matches(pieces, pattern, current)
     _numbers(pieces, current)
