@@ -506,6 +506,19 @@ def full_width_digits(text: str) -> str:
     return "".join(chr(ord(c) + 0xFEE0) if c.isdigit() else c for c in text)
 
 
+def combining(text: str) -> str:
+    return "".join(c + "\u0336" if c.isascii() and c.isalpha() else c for c in text)
+
+
+def math_bold(text: str) -> str:
+    return "".join(chr(0x1D41A + ord(c) - 97) if "a" <= c <= "z" else c for c in text)
+
+
+def dashed_words(text: str) -> str:
+    words = text.split(" ")
+    return " ".join("-".join(w) if len(w) > 3 and w.isascii() and w.isalpha() else w for w in words)
+
+
 def spaced(text: str) -> str:
     return " ".join(text)
 
@@ -522,7 +535,9 @@ def test_probe_look_alikes_pass(text: str) -> None:
     assert check(text).allowed
 
 
-@pytest.mark.parametrize("evade", [zero_width, homoglyphs, full_width_digits])
+@pytest.mark.parametrize(
+    "evade", [zero_width, homoglyphs, full_width_digits, combining, math_bold, dashed_words]
+)
 @pytest.mark.parametrize(("text", "category"), POSITIVE)
 def test_evasion_does_not_change_the_verdict(evade: object, text: str, category: str) -> None:
     assert callable(evade)

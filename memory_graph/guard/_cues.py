@@ -50,7 +50,7 @@ def _trie_regex(node: dict[str, Any]) -> str:
 
 
 CJK = "\u4e00-\u9fff"
-_SPLIT = re.compile(r"[。！？!?；;\n]+|(?<=\S)\.(?:\s+|$)|\s[-—]{1,2}\s|…+")
+_SPLIT = re.compile(r"[。！？!?；;\n]+|(?<=\S)\.(?:\s+|$)|\s(?:—|--|-(?=\s+\D))\s|…+")
 
 REL_EN = alt(
     "mom|mum|mother|mama|dad|father|papa|parents|parent|sister|sis|brother|bro|sibling|"
