@@ -36,7 +36,7 @@ _NOT_CARD = re.compile(
     r"|积分|会员|流水|批次|订单|单号|发票|快递|物流|工单|取件|构建|序列号|测试|假的|示例|校验.{0,4}(?:不|没)"
 )
 _PUBLIC_TEST_CARDS = frozenset(
-    {
+    {  # Stripe's documented test numbers: published, never a person's card
         "4242424242424242",
         "4000056655665556",
         "5555555555554444",
@@ -51,10 +51,6 @@ _PUBLIC_TEST_CARDS = frozenset(
         "36227206271667",
         "3566002020360505",
         "6200000000000005",
-        "4111111111111111",
-        "4012888888881881",
-        "4000000000000002",
-        "4000000000009995",
     }
 )
 _ACCOUNT_WORD = re.compile(
