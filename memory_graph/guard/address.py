@@ -59,7 +59,7 @@ _STREET_WORDS = re.compile(
     re.IGNORECASE,
 )
 _UNIT_EN = re.compile(
-    r"\b(?:apt|apartment|suite|ste|unit|flat|room|rm)\b\.?\s*#?\s*\d+[a-z]?\b|#\s?\d+[a-z]?\b"
+    r"\b(?:apt|apartment|suite|ste|unit|flat)\b\.?\s*#?\s*\d+[a-z]?\b|#\s?\d+[a-z]?\b"
     r"|\bp\.?\s?o\.?\s+box\s+\d+|\b(?:hall|dorm|residence|house)\s+(?:room\s+)?#?\d{2,4}[a-z]?\b",
     re.IGNORECASE,
 )

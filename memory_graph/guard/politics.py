@@ -69,6 +69,10 @@ _PROPER_AFTER = re.compile(
 _CAMPAIGN_FOR = re.compile(
     r"\b(?:[Cc]anvass|[Cc]ampaign|[Pp]hone-?bank|[Vv]olunteer)(?:ed|ing)?\s+for\s+[A-Z][a-z]+"
 )
+_ZH_VOTES = frozenset(("投给", "投票给", "投了", "选票"))
+_ZH_POLITICAL = re.compile(
+    r"党|选举|大选|总统|候选人|议员|立委|市长|州长|公投|初选|选区|县长|议会|国会|政府|民主|共和"
+)
 _REASON = "a political view, vote, party membership or activism"
 
 
@@ -79,6 +83,8 @@ def detect(sent: Sentence) -> list[Cue]:
     cues: list[Cue] = []
     if sent.zh:
         for m in _ZH.finditer(text):
+            if m.group(0) in _ZH_VOTES and not _ZH_POLITICAL.search(text):
+                continue  # a vote for the best employee is not a political vote
             kind = "weak" if m.group(0) in _ZH_WEAK else "strong"
             cues.append(Cue("political_religious", _REASON, m.start(), m.end(), kind))  # type: ignore[arg-type]
     for m in _STRONG_EN.finditer(low):

@@ -77,6 +77,13 @@ _LANDMARK = re.compile(
     r"\b(?:near|next to|across from|behind|opposite|by) the (?:church|mosque|temple|synagogue|"
     r"cathedral|chapel)\b"
 )
+_EVENT = re.compile(
+    r"\b(?:wedding|funeral|memorial|christening of|concert|tour|sightseeing|field trip|visit|"
+    r"visiting|photos?|architecture|volunteering at the|polling place)\b|婚礼|葬礼|参观|旅游|玩了|"
+    r"拍照|风景|景点|建筑"
+)
+_PLACES_EN = frozenset("church|temple|mosque|synagogue|gurdwara|parish|mass|cathedral".split("|"))
+_PLACES_ZH = frozenset("礼拜|教会|去教堂|上香|拜佛|去清真寺|清真".split("|"))
 _REASON = "a religious belief, practice or affiliation"
 
 
@@ -96,6 +103,8 @@ def detect(sent: Sentence) -> list[Cue]:
     if _NOT_FAITH.search(low):
         low = _NOT_FAITH.sub(lambda m: " " * len(m.group(0)), low)
     bare = _BARE_SELF.match(low)
+    if _EVENT.search(low):  # someone else's ceremony, a visit: places are not practice
+        cues = [c for c in cues if text[c.start : c.end] not in _PLACES_ZH]
     for m in _TERM_EN.finditer(low):
         word = m.group(0)
         if _PROPER_AFTER.match(text, m.end()):
@@ -103,5 +112,7 @@ def detect(sent: Sentence) -> list[Cue]:
         kind = "weak" if word in _WEAK_EN or _FAITH_RE.fullmatch(word) else "strong"
         if bare and m.start() < bare.end():
             kind = "strong"  # "muslim btw": a bare self-description
+        if word in _PLACES_EN and _EVENT.search(low):
+            continue
         cues.append(Cue("political_religious", _REASON, m.start(), m.end(), kind))  # type: ignore[arg-type]
     return cues
