@@ -354,6 +354,11 @@ MORE_BLOCKED: list[str] = [
     "我每个月要还一万二的房贷",
     "2 Elm Road, flat 3, Leeds LS6 2AB is my address",
     "my home is at one twenty three Pine Street",
+    "帮我记一下，张伟有糖尿病",
+    "对了，刘洋欠了网贷二十万",
+    "btw, Maria has lupus",
+    "fyi Jordan is undocumented",
+    "我同事说，王磊是双性恋",
 ]
 
 MORE_ALLOWED: list[str] = [
