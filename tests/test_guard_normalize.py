@@ -77,6 +77,17 @@ def test_hostile_inputs() -> None:
     assert check("a" * 100_000).allowed
 
 
+def test_typos_of_lexicon_words_but_not_other_words() -> None:
+    from memory_graph.guard._cues import Typos
+
+    typos = Typos(["depression", "mortgage", "concerta"])
+    assert [hit for _, _, hit in typos.find("my depresion and morgage")] == [
+        "depression",
+        "mortgage",
+    ]
+    assert typos.find("this is depressing, the concert was loud") == []
+
+
 def test_validators() -> None:
     assert tw_id_valid("A123456789") and not tw_id_valid("A123456780")
     assert hkid_valid("A1234563") and not hkid_valid("A1234560")

@@ -38,6 +38,52 @@ def alt(words: str) -> str:
     return "(?:" + _trie_regex(trie) + ")"
 
 
+class Typos:
+    """Find words one edit away from a lexicon word (a deletion index, SymSpell style).
+
+    Only words of six letters or more are matched, the first letter must agree, and a
+    word that is itself in ``exact`` is never a typo.
+
+    >>> Typos(["diabetes", "mortgage"]).find("my diabeties and morgage")
+    [(3, 12, 'diabetes'), (17, 24, 'mortgage')]
+    """
+
+    _WORD = re.compile(r"(?<![a-z])[a-z]{6,}(?![a-z])")
+    _SUFFIX = re.compile(r"(?:ing|ed|er|ly|ness|ment|ive|ous|ful|able|ist|ism)$")
+
+    def __init__(self, words: list[str], exact: frozenset[str] = frozenset()) -> None:
+        self.exact = exact | frozenset(words)
+        self.index: dict[str, str] = {}
+        for word in words:
+            if len(word) < 6 or not word.isalpha():
+                continue
+            for variant in self._variants(word):
+                self.index.setdefault(variant, word)
+
+    @staticmethod
+    def _variants(word: str) -> set[str]:
+        return {word} | {word[:i] + word[i + 1 :] for i in range(1, len(word))}
+
+    def find(self, low: str) -> list[tuple[int, int, str]]:
+        """``(start, end, lexicon word)`` for every typo of a lexicon word in ``low``."""
+        out: list[tuple[int, int, str]] = []
+        for m in self._WORD.finditer(low):
+            token = m.group(0)
+            if token in self.exact:
+                continue
+            for variant in self._variants(token):
+                hit = self.index.get(variant)
+                if hit is None or hit[0] != token[0]:
+                    continue
+                if hit.startswith(token) or token.startswith(hit):
+                    continue  # "concert" / "concerta": a different word, not a typo
+                if self._SUFFIX.search(token) and token[:-3] == hit[: len(token) - 3]:
+                    continue  # "depressing" / "depression": an inflection
+                out.append((m.start(), m.end(), hit))
+                break
+        return out
+
+
 def _trie_regex(node: dict[str, Any]) -> str:
     ends = "" in node
     branches = [re.escape(ch) + _trie_regex(child) for ch, child in sorted(node.items()) if ch]

@@ -19,7 +19,7 @@ from stdnum import iban as _iban
 from stdnum import luhn as _luhn
 from stdnum.us import rtn as _rtn
 
-from ._cues import Sentence, alt
+from ._cues import Sentence, Typos, alt
 from ._types import Cue
 
 __all__ = ["detect"]
@@ -225,7 +225,7 @@ _INCOME_ZH = re.compile(
         "月薪|年薪|薪水|薪资|薪酬|工资|收入|所得|到手|税后|税前|底薪|base|月入|年入|存款|积蓄|"
         "余额|欠|负债|债|贷|房贷|车贷|网贷|花呗|借呗|白条|信用卡|年终奖|奖金|亏|赔|赚|本金|"
         "公积金|月供|透支|存了|攒了|分红|遗产|副业|私活|剩|楼按|按揭|供楼|出粮|人工|月光|借了|借|"
-        "分期|利息|欠款|炒股|亏损|亏了|赔了|"
+        "分期|利息|欠款|炒股|亏损|亏了|赔了|salary|income|paycheck|debt|loan|mortgage|"
         "股票|基金|理财|定期|offer|涨薪|跳槽|工资卡|补税|退税|个税|社保基数|分期|还剩"
     )
 )
@@ -244,6 +244,9 @@ _WEAK_ZH = frozenset("剩|还剩|借|分期|理财|基金|股票|定期|offer".s
 _PACKAGE = re.compile(
     r"\d+(?:\.\d+)?\s?k\s?[*x×]\s?1[2-9]\b|\d+(?:\.\d+)?\s?k\s?[*x×]\s?1[2-9](?!\d)"
 )
+
+
+_TYPOS = Typos(["salary", "mortgage", "paycheck", "bankruptcy", "bankrupt", "garnished"])
 
 
 def _status(sent: Sentence) -> list[Cue]:
@@ -271,6 +274,9 @@ def _status(sent: Sentence) -> list[Cue]:
     if m:
         cues.append(Cue("finance", reason_status, m.start(), m.end(), "strong"))
     amount = _AMOUNT_EN.search(low)
+    if amount and not _BUSINESS_EN.search(low):
+        for start, end, _ in _TYPOS.find(low):
+            cues.append(Cue("finance", reason_amount, start, end, "strong"))
     if amount:
         for term in _INCOME_EN.finditer(low):
             weak = term.group(0) in _WEAK_EN or _BUSINESS_EN.search(low) is not None

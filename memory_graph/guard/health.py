@@ -12,11 +12,17 @@ from __future__ import annotations
 
 import re
 
-from ._cues import Sentence, alt
+from ._cues import Sentence, Typos, alt
 from ._types import Cue
 
 __all__ = ["detect"]
 
+_WEAK_SET = frozenset(
+    "surgery|therapy|therapist|meds|medication|medications|pills|prescription|prescribed|"
+    "recovery|sponsor|waitlist|chronic|diagnosis|glucose|cholesterol|stroke|seizure|"
+    "seizures|relapse|relapsed|transplant|sobriety|counselor|counseling|insulin|statins|"
+    "painkillers|steroids|stimulants|opioids|opiates|fertility|pregnancy|remission".split("|")
+)
 _CONDITIONS_EN = (
     "cancer|tumor|tumour|leukemia|leukaemia|lymphoma|melanoma|carcinoma|sarcoma|myeloma|"
     "metastatic|malignant|benign tumor|diabetes|diabetic|prediabetes|prediabetic|type 1|"
@@ -108,6 +114,9 @@ _DRUGS_EN = (
     "nicotine replacement|quitting smoking|quit smoking|hospice|palliative|palliative care|"
     "baby is due|due date|eating for two|bun in the oven|morning sickness|"
     "expecting our first|expecting a baby|expecting our second|expecting twins"
+)
+_TYPOS = Typos(
+    [w for w in _CONDITIONS_EN.split("|") if " " not in w and w not in _WEAK_SET and len(w) >= 7]
 )
 _HEALTH_EN = re.compile(rf"(?<![a-z0-9]){alt(_CONDITIONS_EN + '|' + _DRUGS_EN)}(?:s|es)?(?![a-z])")
 _WEAK_EN = frozenset(
@@ -274,6 +283,9 @@ def detect(sent: Sentence) -> list[Cue]:
     if sent.zh:
         for m in _LAB_ZH.finditer(low):
             cues.append(Cue("health", reason, m.start(), m.end(), "strong"))
+    if not cues:
+        for start, end, _ in _TYPOS.find(low):
+            cues.append(Cue("health", reason, start, end, "strong"))
     for pattern in (_LAB_EN, _ALLERGY_EN, _CLEAN_EN):
         for m in pattern.finditer(low):
             cues.append(Cue("health", reason, m.start(), m.end(), "strong"))
