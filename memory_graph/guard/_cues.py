@@ -180,14 +180,15 @@ _TOPIC_EN = re.compile(
     r"hypothetically|suppose|supposing|imagine|thought experiment|if i (?:had|were|was|won)|"
     r"if (?:someone|somebody|a person|one|you) |what if|example|examples|sample|fake|dummy|"
     r"placeholder|test data|test card|test mode|format of|regex|validator|mock|in general|"
-    r"generally|typically|common|symptoms of|signs of|causes of|treatment for|theory|"
+    r"generally|typically|usually|normally|common|symptoms of|signs of|causes of|"
+    r"treatment for|theory|"
     r"debate|debating|policy|policies|news|headline|survey|class on|museum|exhibit|"
     r"tourist|history of|origin of|why do people|people who|someone who|a friend who asked|"
     r"read that|heard that|trending|hype|in the news)\b"
 )
 _QUESTION_EN = re.compile(
     r"^\W*(?:how (?:is|are|does|do|did|can|long does)|what's the|what (?:is|are|causes|happens)|"
-    r"where(?:'s| is)|why (?:do|does|"
+    r"where(?:'s| is)|when (?:does|do|is|are)|why (?:do|does|"
     r"is|are|did)|is it true|are there|do people|can you explain)\b"
 )
 _TOPIC_ZH = re.compile(

@@ -191,11 +191,12 @@ _INCOME_EN = re.compile(
     r"overdraft|paid|make|makes|made|earn|earns|earned|earning|lost|losing|down|"
     r"checking account|my checking|in checking|severance|raise|offer|signing|rsus?|equity|"
     r"emergency fund|nest egg|"
-    r"in savings|savings account|brokerage|collections?|interest)\b"
+    r"in savings|savings account|brokerage|collections?|interest|net|netting|clear|clearing)\b"
 )
 _WEAK_EN = frozenset(
     "paid|make|makes|made|earn|earns|earned|earning|losing|down|offer|raise|rent|budget|"
-    "refund|gross|signing|equity|rsu|rsus|stocks|crypto|portfolio|interest".split("|")
+    "refund|gross|signing|equity|rsu|rsus|stocks|crypto|portfolio|interest|net|netting|clear|"
+    "clearing".split("|")
 )
 _BIG_OR_PERIODIC = re.compile(
     r"\b(?:a|an|per|each|every) (?:year|month|week|hour)\b|\bannual(?:ly)?\b|/(?:yr|year|mo|"

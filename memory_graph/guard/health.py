@@ -79,6 +79,8 @@ _CONDITIONS_EN = (
     "antiretroviral|antiretrovirals|steroids|chronic|a1c|hba1c|ldl|hdl|triglycerides|"
     "blood sugar|glucose|cholesterol|blood pressure|bp|tsh|psa|egfr|creatinine|"
     "cd4|viral load|undetectable|platelets|hemoglobin|ferritin|vitamin d level|bmi|"
+    "immunocompromised|immunosuppressed|immune disorder|herniated|slipped disc|bulging disc|"
+    "sciatica|wisdom teeth|root canal|"
     "waitlist|wait list|sponsor|relapsing|days sober|months sober|years sober|yrs sober|weeks sober"
 )
 _DRUGS_EN = (
@@ -144,6 +146,10 @@ _LAB_EN = re.compile(
     r"blood sugar|bp|blood pressure|triglycerides|platelets|hemoglobin|bmi)\b[^.;\n]{0,25}?"
     r"\d{1,3}(?:[./]\d{1,3})?"
 )
+_RECOVERY_GROUP = re.compile(
+    r"\b(?:go to|going to|in|at|attend|attending|joined|started) (?:AA|NA|CA|GA|Al-Anon|"
+    r"SMART Recovery|OA|SAA)\b"
+)
 _LAB_ZH = re.compile(
     r"(?:血糖|空腹|餐后|糖化|血压|血脂|胆固醇|尿酸|肌酐|转氨酶|甘油三酯|低密度|高密度|甲功|"
     r"促甲状腺|血红蛋白|白细胞|血小板|hcg|孕酮|amh)[^，。,.!?！？\d]{0,6}\d"
@@ -194,7 +200,7 @@ _CONDITIONS_ZH = (
     "妇产科|生殖科|康复治疗|康复科|理疗|针灸治疗|挂号|看病|生病|得病|病情|病假|"
     "血常规|肌酐|尿酸|转氨酶|糖化|血红蛋白|胆固醇|低密度|甘油三酯|甲功|tsh|hpv|"
     "体检报告|病理|活检|穿刺|核磁|ct|b超|胃镜|肠镜|心电图|holter|动态心电|"
-    "睡眠呼吸暂停|打呼停|呼吸机|过敏|预产期|有喜了|孕吐|安胎|保胎|怀咗|怀上|第二胎|二胎|头胎|一型|二型|1型|2型|支架|起搏器|假肢|造口|胰岛素泵|血糖仪|透析"
+    "睡眠呼吸暂停|打呼停|呼吸机|过敏|高度近视|散光|裂孔|视网膜|眼底病|黄斑|免疫力低下|免疫缺陷|预产期|有喜了|孕吐|安胎|保胎|怀咗|怀上|第二胎|二胎|头胎|一型|二型|1型|2型|支架|起搏器|假肢|造口|胰岛素泵|血糖仪|透析"
 )
 _DRUGS_ZH = (
     "舍曲林|左洛复|氟西汀|百忧解|帕罗西汀|赛乐特|艾司西酞普兰|来士普|西酞普兰|文拉法辛|"
@@ -286,6 +292,8 @@ def detect(sent: Sentence) -> list[Cue]:
     if not cues:
         for start, end, _ in _TYPOS.find(low):
             cues.append(Cue("health", reason, start, end, "strong"))
+    for m in _RECOVERY_GROUP.finditer(text):
+        cues.append(Cue("health", reason, m.start(), m.end(), "strong"))
     for pattern in (_LAB_EN, _ALLERGY_EN, _CLEAN_EN):
         for m in pattern.finditer(low):
             cues.append(Cue("health", reason, m.start(), m.end(), "strong"))
