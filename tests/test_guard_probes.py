@@ -744,6 +744,13 @@ def test_ids_written_in_chinese_digits_and_separators() -> None:
     assert check("social: 3 7 2 5 6 1 1 8 4").category == "gov_id"
 
 
+def test_wrong_check_digit_after_an_id_word_blocks_unless_test_data() -> None:
+    typo = RIC[:-1] + ("0" if RIC[-1] != "0" else "1")
+    assert check(f"我的身份证号是{typo}").category == "gov_id"
+    assert check(f"测试用的假身份证号 {typo}，校验位是错的").allowed
+    assert check(f"订单号 {typo}").allowed
+
+
 def test_card_split_across_one_turn_is_caught_when_joined() -> None:
     head, tail = f"card {VISA[:8]}", f"{VISA[8:]} exp 11/27"
     assert check(head).allowed and check(tail).allowed
