@@ -101,6 +101,7 @@ POSITIVE: list[tuple[str, str]] = [
 POSITIVE = [(t, c) for t, c in POSITIVE if c is not None]
 
 NEGATIVE: list[str] = [
+    "Alice keeps two hives of bees",
     # health look-alikes
     "write an explainer on how insulin resistance develops",
     "my cat was diagnosed with kidney disease, what food helps",

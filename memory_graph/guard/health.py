@@ -120,7 +120,7 @@ _DRUGS_EN = (
 _TYPOS = Typos(
     [w for w in _CONDITIONS_EN.split("|") if " " not in w and w not in _WEAK_SET and len(w) >= 7]
 )
-_HEALTH_EN = re.compile(rf"(?<![a-z0-9]){alt(_CONDITIONS_EN + '|' + _DRUGS_EN)}(?:s|es)?(?![a-z])")
+_HEALTH_EN = re.compile(rf"(?<![a-z0-9]){alt(_CONDITIONS_EN + '|' + _DRUGS_EN)}s?(?![a-z])")
 _WEAK_EN = frozenset(
     "surgery|therapy|therapist|counselor|counsellor|counseling|counselling|psychologist|"
     "meds|medication|medications|pills|prescription|prescribed|refill|recovery|sponsor|"
