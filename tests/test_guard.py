@@ -38,7 +38,7 @@ def blocked(text: str) -> str | None:
 
 def test_verdict_shape_and_json() -> None:
     verdict = check("I'm on antidepressants")
-    assert verdict == GuardVerdict(False, "health", verdict.reason)
+    assert verdict == GuardVerdict(False, "health", verdict.reason, ((0, 22),))
     assert verdict.to_json() == {"allowed": False, "category": "health", "reason": verdict.reason}
     assert check("I like tea").to_json() == {"allowed": True, "category": None, "reason": None}
     assert set(CATEGORIES) == {

@@ -211,7 +211,7 @@ def test_dense_leg_finds_what_lexical_misses(vmake):
     store.enable_embeddings()
     store.enable_embeddings()  # idempotent
     store.add(ALICE, "fact", "Enjoys hiking in the mountains every weekend")
-    store.add(ALICE, "fact", "Allergic to shellfish")
+    store.add(ALICE, "fact", "Dislikes shellfish")
     store.add(ALICE, "fact", "Works as a database engineer")
     assert store.index_embeddings(ALICE) == 3
     query = "hikers mountaineering"
@@ -220,8 +220,8 @@ def test_dense_leg_finds_what_lexical_misses(vmake):
     assert _contents(hits)[0] == "Enjoys hiking in the mountains every weekend"
     assert emb.queries == 1
     # A lexical hit stays on top when both legs agree, and fused scores are RRF scores.
-    both = store.search(ALICE, "shellfish allergy", limit=3)
-    assert _contents(both)[0] == "Allergic to shellfish"
+    both = store.search(ALICE, "shellfish dislikes", limit=3)
+    assert _contents(both)[0] == "Dislikes shellfish"
     assert both[0].score == pytest.approx(2 / 61)
 
 
@@ -315,7 +315,7 @@ def test_query_embedding_failure_returns_lexical_results(vmake, caplog):
     lexical = vmake()
     store.enable_embeddings()
     store.add(ALICE, "fact", "Enjoys hiking in the mountains")
-    store.add(ALICE, "fact", "Allergic to shellfish")
+    store.add(ALICE, "fact", "Dislikes shellfish")
     assert store.index_embeddings(ALICE) == 2
     with caplog.at_level(logging.WARNING, logger="memory_graph"):
         hits = store.search(ALICE, "hiking")

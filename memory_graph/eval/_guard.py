@@ -3,19 +3,22 @@
 Each line of the cases file is ``{"id", "text", "lang", "sensitive", "category", ...}``.
 A case counts as predicted-sensitive when :func:`memory_graph.guard.check` blocks it. For a
 negative case, ``category`` names the family it looks like; per-category figures group
-both positives and hard negatives by that label.
+both positives and hard negatives by that label. The report also gives the guard's
+throughput (checks per second over the whole file) and, when a chat model is given, the
+figures of the deterministic guard followed by the model's second opinion.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Iterable, Sequence
+import time
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..errors import ValidationError
-from ..guard import check
+from ..errors import ConfigurationError, ValidationError
+from ..guard import GuardVerdict, check
 
 __all__ = ["format_guard_report", "main", "run_guard_eval", "score"]
 
@@ -84,26 +87,15 @@ def _load(cases_path: str | Path) -> list[dict[str, Any]]:
     return cases
 
 
-def run_guard_eval(cases_path: str | Path) -> dict[str, Any]:
-    """Run the guard over a labelled cases file.
-
-    Args:
-        cases_path: a JSONL file of guard cases.
-
-    Returns:
-        ``{"overall": scores, "by_lang": {lang: scores}, "by_category": {category: scores},
-        "category_accuracy": float | None, "errors": [{"id", "expected", "predicted"}]}``.
-        ``category_accuracy`` is the share of caught positives given the labelled category.
-        Errors carry ids and labels only, never the text.
-
-    Raises:
-        ValidationError: the file is missing or malformed.
-    """
-    cases = _load(cases_path)
+def _evaluate(
+    cases: list[dict[str, Any]], guard: Callable[[str], GuardVerdict]
+) -> tuple[dict[str, Any], tuple[float, float]]:
     rows: list[tuple[dict[str, Any], bool, str | None]] = []
+    started, cpu_started = time.perf_counter(), time.process_time()
     for case in cases:
-        verdict = check(case["text"])
+        verdict = guard(case["text"])
         rows.append((case, not verdict.allowed, verdict.category))
+    elapsed = (time.perf_counter() - started, time.process_time() - cpu_started)
 
     def group(key: str) -> dict[str, dict[str, Any]]:
         names = sorted({str(c.get(key, "?")) for c, _, _ in rows})
@@ -123,13 +115,56 @@ def run_guard_eval(cases_path: str | Path) -> dict[str, Any]:
         for c, p, cat in rows
         if p != c["sensitive"]
     ]
-    return {
+    report = {
         "overall": score((c["sensitive"], p) for c, p, _ in rows),
         "by_lang": group("lang"),
         "by_category": group("category"),
         "category_accuracy": round(right / len(caught), 4) if caught else None,
         "errors": errors,
     }
+    return report, elapsed
+
+
+def run_guard_eval(
+    cases_path: str | Path,
+    *,
+    reviewed: Callable[[str], GuardVerdict] | None = None,
+) -> dict[str, Any]:
+    """Run the guard over a labelled cases file.
+
+    Args:
+        cases_path: a JSONL file of guard cases.
+        reviewed: optionally, the guard followed by a model's second opinion (see
+            :func:`memory_graph.guard.with_model_opinion`); its figures are reported
+            under ``"combined"``.
+
+    Returns:
+        ``{"overall": scores, "by_lang": {lang: scores}, "by_category": {category: scores},
+        "category_accuracy": float | None, "errors": [{"id", "expected", "predicted"}],
+        "throughput": {"checks", "seconds", "checks_per_second", "ms_per_check",
+        "cpu_ms_per_check"}}`` (wall-clock figures, plus the process's CPU time per check,
+        which is what the guard costs when the machine is shared), plus
+        ``"combined"`` (the same figures, without throughput) when ``reviewed`` is given.
+        ``category_accuracy`` is the share of caught positives given the labelled category.
+        Errors carry ids and labels only, never the text.
+
+    Raises:
+        ValidationError: the file is missing or malformed.
+    """
+    cases = _load(cases_path)
+    # load the lazy parts (opencc, cn2an, homoglyph table, phone metadata) before timing
+    check("我月薪两万三，電話 139 1234 5678，dіabetes, call my mom at (206) 555-0100")
+    report, (elapsed, cpu) = _evaluate(cases, check)
+    report["throughput"] = {
+        "checks": len(cases),
+        "seconds": round(elapsed, 4),
+        "checks_per_second": round(len(cases) / elapsed, 1) if elapsed > 0 else None,
+        "ms_per_check": round(1000 * elapsed / len(cases), 4) if cases else None,
+        "cpu_ms_per_check": round(1000 * cpu / len(cases), 4) if cases else None,
+    }
+    if reviewed is not None:
+        report["combined"], _ = _evaluate(cases, reviewed)
+    return report
 
 
 def _cell(value: Any) -> str:
@@ -149,12 +184,20 @@ def format_guard_report(report: dict[str, Any]) -> None:
 
     console = Console()
     columns = ("n", "tp", "fp", "fn", "tn", "precision", "recall", "f1", "fpr")
-    sections: Sequence[tuple[str, dict[str, dict[str, Any]]]] = (
+    sections: list[tuple[str, dict[str, dict[str, Any]]]] = [
         ("Guard: overall", {"all": report["overall"]}),
         ("Guard: by language", report["by_lang"]),
         ("Guard: by category (positives and their hard negatives)", report["by_category"]),
-    )
-    for title, groups in sections:
+    ]
+    combined = report.get("combined")
+    if combined:
+        sections += [
+            ("Guard + model: overall", {"all": combined["overall"]}),
+            ("Guard + model: by language", combined["by_lang"]),
+            ("Guard + model: by category", combined["by_category"]),
+        ]
+    shown: Sequence[tuple[str, dict[str, dict[str, Any]]]] = sections
+    for title, groups in shown:
         table = Table(title=title)
         table.add_column("group")
         for column in columns:
@@ -163,6 +206,13 @@ def format_guard_report(report: dict[str, Any]) -> None:
             table.add_row(name, *(_cell(scores[c]) for c in columns))
         console.print(table)
     console.print(f"category accuracy on caught positives: {_cell(report['category_accuracy'])}")
+    speed = report.get("throughput")
+    if speed:
+        console.print(
+            f"throughput: {_cell(speed['checks_per_second'])} checks/s, "
+            f"{_cell(speed['ms_per_check'])} ms per check, "
+            f"{_cell(speed['cpu_ms_per_check'])} ms CPU per check ({speed['checks']} checks)"
+        )
     if report["errors"]:
         console.print("misclassified ids: " + ", ".join(str(e["id"]) for e in report["errors"]))
 
@@ -174,7 +224,25 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--cases", required=True, help="path to a guard cases.jsonl file")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    parser.add_argument(
+        "--model",
+        help="also report the guard followed by this chat model's second opinion "
+        "(an OpenAI-compatible model name; OPENAI_API_KEY / OPENAI_BASE_URL from the environment)",
+    )
+    parser.add_argument(
+        "--method",
+        default="function_calling",
+        help="structured-output method for --model (function_calling, json_schema, json_mode)",
+    )
     return parser
+
+
+def _reviewer(name: str, method: str) -> Callable[[str], GuardVerdict]:
+    from langchain_openai import ChatOpenAI
+
+    from ..guard import with_model_opinion
+
+    return with_model_opinion(ChatOpenAI(model=name, temperature=0), method=method)
 
 
 def main(argv: list[str]) -> int:
@@ -188,8 +256,9 @@ def main(argv: list[str]) -> int:
     """
     args = _parser().parse_args(argv)
     try:
-        report = run_guard_eval(args.cases)
-    except ValidationError as exc:
+        reviewed = _reviewer(args.model, args.method) if args.model else None
+        report = run_guard_eval(args.cases, reviewed=reviewed)
+    except (ValidationError, ConfigurationError) as exc:
         print(f"error: {exc}")
         return 2
     if args.json:

@@ -1,0 +1,148 @@
+"""The sensitive-data guard: a deterministic verdict over one piece of text (zh + en).
+
+The guard is the second layer of extraction (DESIGN §5). It runs on every candidate and
+on any stored text field, whatever a model said, and blocks six categories:
+``health``, ``finance``, ``gov_id``, ``address``, ``political_religious`` and
+``third_party`` (any of these, or contact details, sexuality, immigration or criminal
+status, about another person). The user's own phone number or e-mail is allowed.
+
+Pipeline (see ARCHITECTURE.md, "The guard"):
+
+1. :mod:`._normalize` builds one normalized view (NFKC, zero-width removal, homoglyphs,
+   Traditional -> Simplified, spaced-out characters, Chinese numerals) with a map back to
+   the original offsets.
+2. :mod:`._cues` cuts it into sentences and finds who each sentence is about and the
+   benign markers (topic talk, hypotheticals, fiction, pets, quoted titles).
+3. One detector per category (:mod:`.ids`, :mod:`.finance`, :mod:`.address`,
+   :mod:`.health`, :mod:`.religion`, :mod:`.politics`, :mod:`.third_party`) proposes cues.
+4. :mod:`._score` combines each cue with the person and the markers into a verdict.
+5. Optionally, :func:`with_model_opinion` lets a chat model review what was allowed; it
+   can add blocks, never remove them (off by default).
+
+Everything is sentence-local, so a text's verdict does not depend on what it is joined
+with. The verdict's ``reason`` names the rule and never repeats the text; ``spans`` give
+the blocked parts in the original text's offsets.
+
+>>> check("I use vim").allowed
+True
+>>> v = check("I'm on antidepressants")
+>>> (v.allowed, v.category)
+(False, 'health')
+>>> check("我在东八区").allowed
+True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ..errors import ValidationError
+from . import address, finance, health, ids, politics, religion, third_party
+from ._cues import Sentence, sentences
+from ._model import GuardOpinion, with_model_opinion
+from ._normalize import Normalized, normalize
+from ._score import judge
+from ._types import CATEGORIES, Cue, GuardCategory, GuardVerdict
+
+__all__ = [
+    "CATEGORIES",
+    "GuardCategory",
+    "GuardOpinion",
+    "GuardVerdict",
+    "Normalized",
+    "check",
+    "check_many",
+    "normalize",
+    "with_model_opinion",
+]
+
+_ALLOWED = GuardVerdict(allowed=True)
+_DETECTORS: tuple[Callable[[Sentence], list[Cue]], ...] = (
+    ids.detect,
+    finance.detect,
+    address.detect,
+    health.detect,
+    religion.detect,
+    politics.detect,
+    third_party.detect,
+)
+
+
+def _merge(spans: list[tuple[int, int]]) -> tuple[tuple[int, int], ...]:
+    out: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        if out and start <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], end))
+        else:
+            out.append((start, end))
+    return tuple(out)
+
+
+def check(text: str) -> GuardVerdict:
+    """Decide whether ``text`` may be stored.
+
+    Args:
+        text: any text field: a candidate's quote plus value, a record's content, a
+            source, a URI, a profile value. Chinese and English are covered.
+
+    Returns:
+        A :class:`GuardVerdict`. ``allowed`` is ``False`` with a category, a reason and
+        the blocked spans (original offsets) when a sensitive rule fires; otherwise it
+        is ``True`` with ``None`` and no spans.
+
+    Raises:
+        ValidationError: ``text`` is not a string.
+
+    >>> check("我月薪两万五").category
+    'finance'
+    >>> check("叫我小王就行").allowed
+    True
+    >>> v = check("ok. my SSN is 123-45-6789")
+    >>> v.spans
+    ((14, 25),)
+    """
+    if not isinstance(text, str):
+        raise ValidationError(f"guard text must be a string, got {type(text).__name__}")
+    if not text.strip():
+        return _ALLOWED
+    norm = normalize(text)
+    first: tuple[GuardCategory, str] | None = None
+    spans: list[tuple[int, int]] = []
+    for sent in sentences(norm.text):
+        for detector in _DETECTORS:
+            for cue in detector(sent):
+                category = judge(sent, cue)
+                if category is None:
+                    continue
+                if first is None:
+                    reason = cue.reason
+                    if category == "third_party" and cue.category is not None:
+                        reason = f"another person's data: {reason}"
+                    first = (category, reason)
+                if cue.span_is_token:
+                    a, b = sent.start + cue.start, sent.start + cue.end
+                else:
+                    a, b = sent.start, sent.start + len(sent.text)
+                spans.append(norm.original_span(a, b))
+    if first is None:
+        return _ALLOWED
+    return GuardVerdict(False, first[0], first[1], _merge(spans))
+
+
+def check_many(texts: list[str]) -> GuardVerdict:
+    """Check the texts of one turn as one text (a number split across messages is caught).
+
+    Args:
+        texts: the texts, in order; they are joined with a newline.
+
+    Returns:
+        The verdict on the joined text; ``spans`` are offsets into
+        ``"\\n".join(texts)``.
+
+    Raises:
+        ValidationError: an item is not a string.
+    """
+    for item in texts:
+        if not isinstance(item, str):
+            raise ValidationError(f"guard text must be a string, got {type(item).__name__}")
+    return check("\n".join(texts))

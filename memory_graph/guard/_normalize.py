@@ -1,0 +1,314 @@
+"""The guard's normalizer: one canonical view of a text, with a map back to the original.
+
+Detectors never see the raw text. They see :class:`Normalized.text`, where typing
+variation and deliberate evasion have been undone:
+
+- format characters (zero-width space/joiner, word joiner, soft hyphen, BOM) and variation
+  selectors are removed;
+- every character goes through Unicode NFKC (full-width digits and letters, ideographic
+  space, compatibility forms); dash variants become ``-``, curly quotes straight ones, and
+  bullets and middle dots ``·``;
+- Cyrillic and Greek letters that look like Latin ones become those Latin letters
+  (``confusable-homoglyphs``);
+- Traditional Chinese becomes Simplified (``opencc``, ``t2s``);
+- characters spaced out or dotted apart are joined (``我 有 糖 尿 病``, ``p a n i c``,
+  ``f.e.l.o.n.y``, ``國/民/黨``); single digits spaced apart are joined;
+- ``O``/``o`` and ``l``/``I`` inside a run of digits become ``0`` and ``1``;
+- Chinese digit strings (``四三〇一…``) become ASCII digits and Chinese amounts with units
+  (``两万三``, ``一百二十七万``) become numbers (``cn2an``).
+
+Separators inside numbers (spaces, dashes, dots, slashes) are kept: amounts need their
+decimal point, and the number detectors read digit groups themselves.
+
+Every character of the normalized text remembers the original range it came from, so a
+span found on the normalized view maps back with :meth:`Normalized.original_span`.
+
+>>> n = normalize("我 有 糖 尿 病")
+>>> n.text
+'我有糖尿病'
+>>> n.original_span(2, 5)
+(4, 9)
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+__all__ = ["Normalized", "normalize"]
+
+_CJK_RANGE = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_CJK = re.compile(f"[{_CJK_RANGE}]")
+_DASHES = frozenset("\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe58\ufe63\uff0d")
+_SINGLE_QUOTES = frozenset("\u2018\u2019\u201a\u201b\u2032")
+_DOUBLE_QUOTES = frozenset("\u201c\u201d\u201e\u201f\u2033")
+_DOTS = frozenset("\u00b7\u2022\u2027\u2219\u30fb\u22c5\u2024")
+
+
+@dataclass(frozen=True)
+class Normalized:
+    """A normalized text and, per character, the original range it came from.
+
+    Attributes:
+        original: the text as given.
+        text: the normalized view the detectors read.
+        starts: for each character of ``text``, the start offset in ``original``.
+        ends: for each character of ``text``, the end offset in ``original``.
+    """
+
+    original: str
+    text: str
+    starts: tuple[int, ...]
+    ends: tuple[int, ...]
+
+    def original_span(self, start: int, end: int) -> tuple[int, int]:
+        """Map ``text[start:end]`` back to ``(start, end)`` offsets in ``original``.
+
+        Args:
+            start: start offset in the normalized text.
+            end: end offset (exclusive) in the normalized text.
+
+        Returns:
+            The smallest original range that covers every character of the span.
+        """
+        if not self.text:
+            return (0, len(self.original))
+        start = min(max(start, 0), len(self.text) - 1)
+        end = min(max(end, start + 1), len(self.text))
+        return (self.starts[start], self.ends[end - 1])
+
+
+# One working character: (text, original start, original end). Text may be empty
+# (deleted) or longer than one character (an NFKC expansion or a converted number).
+_Piece = list[Any]
+
+
+def _is_cjk(ch: str) -> bool:
+    return bool(ch) and _CJK.match(ch) is not None
+
+
+@lru_cache(maxsize=4096)
+def _latin_lookalike(ch: str) -> str:
+    """The Latin letter a Cyrillic or Greek letter imitates, else the letter itself."""
+    from confusable_homoglyphs import confusables
+
+    found = confusables.is_confusable(ch, greedy=True, preferred_aliases=["latin"])
+    for entry in found or ():
+        for glyph in entry.get("homoglyphs", ()):
+            c = glyph.get("c", "")
+            if len(c) == 1 and c.isascii() and c.isalpha():
+                return str(c)
+    return ch
+
+
+@lru_cache(maxsize=8192)
+def _fold(ch: str) -> str:
+    """Fold one character: format characters out, NFKC, dashes, quotes, homoglyphs."""
+    if ch in _DASHES:
+        return "-"
+    if ch in _SINGLE_QUOTES:
+        return "'"
+    if ch in _DOUBLE_QUOTES:
+        return '"'
+    if ch in _DOTS:
+        return "·"
+    cat = unicodedata.category(ch)
+    if cat in ("Cf", "Mn", "Me") or "\ufe00" <= ch <= "\ufe0f":
+        return ""
+    if cat == "Zs":
+        return " "
+    out = unicodedata.normalize("NFKC", ch)
+    if out in _DASHES:
+        return "-"
+    if len(out) == 1 and "\u0370" <= out <= "\u052f" and out.isalpha():
+        return _latin_lookalike(out)
+    return out
+
+
+@lru_cache(maxsize=1)
+def _t2s() -> Any:
+    import opencc
+
+    return opencc.OpenCC("t2s")
+
+
+def _simplify(pieces: list[_Piece], text: str) -> None:
+    """Traditional -> Simplified, in place, one character for one character."""
+    if _CJK.search(text) is None:
+        return
+    owner = _owners(pieces)
+    idx = [owner[m.start()] for m in _CJK.finditer(text) if len(pieces[owner[m.start()]][0]) == 1]
+    converter = _t2s()
+    joined = "".join(pieces[i][0] for i in idx)
+    converted = str(converter.convert(joined))
+    if converted == joined:
+        return
+    if len(converted) == len(joined):
+        for i, ch in zip(idx, converted, strict=True):
+            pieces[i][0] = ch
+        return
+    for i in idx:  # a phrase conversion changed the length: fall back to characters
+        one = str(converter.convert(pieces[i][0]))
+        if len(one) == 1:
+            pieces[i][0] = one
+
+
+def _text(pieces: list[_Piece]) -> str:
+    return "".join(p[0] for p in pieces)
+
+
+def _rebuild(pieces: list[_Piece]) -> tuple[str, list[int], list[int]]:
+    """Flatten pieces to (text, original start per character, original end per character)."""
+    starts = [p[1] for p in pieces for _ in p[0]]
+    ends = [p[2] for p in pieces for _ in p[0]]
+    return _text(pieces), starts, ends
+
+
+def _owners(pieces: list[_Piece]) -> list[int]:
+    """The piece index of every character of the current text."""
+    return [n for n, p in enumerate(pieces) for _ in p[0]]
+
+
+_SPACED_CJK = re.compile(rf"(?<=[{_CJK_RANGE}])(?:[ \t]+|[ ]?[·/*_\-|][ ]?|\.)(?=[{_CJK_RANGE}])")
+_SPACED_SYMBOL = re.compile(
+    r"(?<![A-Za-z0-9'])[A-Za-z](?P<sep>[.·/_*+|-])[A-Za-z](?:(?P=sep)[A-Za-z])*\.?(?![A-Za-z0-9])"
+)
+_SPACED_LATIN = re.compile(
+    r"(?<![A-Za-z0-9'])[A-Za-z0-9](?P<sep> )[A-Za-z0-9](?:(?P=sep)[A-Za-z0-9])*(?![A-Za-z0-9])"
+)
+_TWO_LETTER_WORDS = frozenset(
+    "am an as at be by do go he if in is it me my no of on or so to up us we ok".split()
+)
+_SPLIT_WORD = re.compile(r"(?<=[a-z])[·/](?=[a-z])", re.IGNORECASE)
+_SPACED_DIGITS = re.compile(r"(?<![0-9])[0-9](?: [0-9])+(?![0-9])")
+_EXTRA_SPACES = re.compile(r"(?<= ) +")
+_DIGIT_LOOKALIKE = re.compile(
+    r"(?<![A-Za-z])(?=[0-9OolI]*[0-9][0-9OolI]*[0-9])[0-9OolI]{4,}(?![A-Za-z])"
+)
+_CN_DIGITS = re.compile("[〇零一二三四五六七八九]{5,}")
+_CN_AMOUNT = re.compile(
+    "(?<![零一二两三四五六七八九十百千万亿])[一二两三四五六七八九十][零一二两三四五六七八九十百千万亿]+"
+)
+_CN_DIGIT_VALUE = {c: str(i) for i, c in enumerate("零一二三四五六七八九")} | {"〇": "0"}
+
+
+def _delete_matches(pieces: list[_Piece], pattern: re.Pattern[str], text: str) -> str:
+    """Delete the separators inside each match of ``pattern``; return the new text."""
+    matches = list(pattern.finditer(text))
+    if not matches:
+        return text
+    owner = _owners(pieces)
+    for m in matches:
+        for i in range(m.start(), m.end()):
+            ch = text[i]
+            if not ch.isalnum() and not _is_cjk(ch):
+                pieces[owner[i]][0] = ""
+    return _text(pieces)
+
+
+def _join_spaced_latin(pieces: list[_Piece], text: str, pattern: re.Pattern[str]) -> str:
+    """Join spaced-out letters, keeping a pronoun ``I`` at either end as its own word."""
+    matches = list(pattern.finditer(text))
+    if not matches:
+        return text
+    owner = _owners(pieces)
+    for m in matches:
+        start, end = m.start(), m.end()
+        run = m.group(0)
+        if run.startswith("I ") and run[2:3].islower():
+            start += 2
+        if run.endswith(" I") and run[-3:-2].islower():
+            end -= 2
+        chars = [c for c in text[start:end] if c.isalnum()]
+        word = "".join(chars).lower()
+        if not any(c.isalpha() for c in chars):
+            continue  # digits alone are joined by the number rules
+        if len(chars) == 2 and (word not in _TWO_LETTER_WORDS or m.group("sep") != " "):
+            continue
+        if len(chars) == 3 and any(c.isdigit() for c in chars):
+            continue
+        for i in range(start, end):
+            if not text[i].isalnum():
+                pieces[owner[i]][0] = ""
+    return _text(pieces)
+
+
+def _cn2an(run: str) -> str | None:
+    from cn2an import cn2an
+
+    try:
+        value = cn2an(run, "smart")
+    except (ValueError, KeyError, IndexError):
+        return None
+    return str(int(value)) if float(value).is_integer() else str(value)
+
+
+def _numbers(pieces: list[_Piece], text: str) -> str:
+    """Look-alike digits, Chinese digit strings and Chinese amounts to ASCII numbers."""
+    matches = list(_DIGIT_LOOKALIKE.finditer(text))
+    if matches:
+        owner = _owners(pieces)
+        for m in matches:
+            for i in range(m.start(), m.end()):
+                if text[i] in "Oo":
+                    pieces[owner[i]][0] = "0"
+                elif text[i] in "lI":
+                    pieces[owner[i]][0] = "1"
+        text = _text(pieces)
+    matches = list(_CN_DIGITS.finditer(text))
+    if matches:
+        owner = _owners(pieces)
+        for m in matches:
+            for i in range(m.start(), m.end()):
+                pieces[owner[i]][0] = _CN_DIGIT_VALUE[text[i]]
+        text = _text(pieces)
+    matches = list(_CN_AMOUNT.finditer(text))
+    if matches:
+        owner = _owners(pieces)
+        for m in matches:
+            run = m.group(0).rstrip("亿")
+            value = _cn2an(run) if len(run) >= 2 else None
+            if value is None:
+                continue
+            first = owner[m.start()]
+            last = owner[m.start() + len(run) - 1]
+            pieces[first] = [value, pieces[first][1], pieces[last][2]]
+            for i in range(m.start() + 1, m.start() + len(run)):
+                if owner[i] != first:
+                    pieces[owner[i]][0] = ""
+        text = _text(pieces)
+    return text
+
+
+def normalize(text: str) -> Normalized:
+    """Normalize ``text`` for detection (see the module docstring for the steps).
+
+    Args:
+        text: any string.
+
+    Returns:
+        The :class:`Normalized` view with its offset map.
+
+    >>> normalize("ＩＤ：１２３").text
+    'ID:123'
+    >>> normalize("di\\u200babetes").text
+    'diabetes'
+    """
+    if text.isascii() and text.isprintable():
+        pieces: list[_Piece] = [[ch, i, i + 1] for i, ch in enumerate(text)]
+    else:
+        pieces = [[_fold(ch), i, i + 1] for i, ch in enumerate(text)]
+    current = _text(pieces)
+    _simplify(pieces, current)
+    current = _text(pieces)
+    current = _delete_matches(pieces, _SPACED_CJK, current)
+    current = _join_spaced_latin(pieces, current, _SPACED_SYMBOL)
+    current = _join_spaced_latin(pieces, current, _SPACED_LATIN)
+    for pattern in (_SPLIT_WORD, _SPACED_DIGITS, _EXTRA_SPACES):
+        current = _delete_matches(pieces, pattern, current)
+    _numbers(pieces, current)
+    out, starts, ends = _rebuild(pieces)
+    return Normalized(text, out, tuple(starts), tuple(ends))
