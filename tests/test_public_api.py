@@ -64,6 +64,7 @@ EXPECTED = [
 
 STORE_API = [
     "add",
+    "add_many",
     "audit_log",
     "check_thread",
     "claim_thread",

@@ -50,6 +50,7 @@ from ._ops_persona import (
     get_persona_op,
     set_persona_op,
 )
+from ._ops_bulk import add_many_op
 from ._ops_records import reinforce_op
 from ._ops_rejections import list_expired_op
 from ._setup import resolve_dsn, setup_op
@@ -564,6 +565,46 @@ class MemoryStore(StoreBase):
                 evidence=evidence,
                 expires_at=expires_at,
                 store=self,
+            )
+        )
+
+    def add_many(
+        self,
+        owner: Owner,
+        items: Sequence[Mapping[str, Any]],
+        *,
+        level: IdentityLevel = "user",
+        skip_refused: bool = False,
+    ) -> list[CommitResult]:
+        """Bulk trusted load: many ``add`` items of one identity committed in one statement.
+
+        Each item is a mapping of :meth:`add`'s arguments (``kind``, ``content`` and optional
+        ``knowledge``, ``key``, ``trust``, ``sensitivity``, ``confidence``, ``evidence``,
+        ``expires_at``), validated and guarded exactly as :meth:`add` does. Then, in one
+        transaction, duplicates and capacity are read in one statement and every new record,
+        its index and its ``create`` audit row are written in one statement. Unlike a loop of
+        :meth:`add`, no proposal rows are written (audit rows carry actor ``api``) and a
+        duplicate (already active, or earlier in the batch) is ``UNCHANGED`` without raising
+        confidence.
+
+        Returns one result per item, in order: ``approved`` with ``CREATED`` or
+        ``UNCHANGED``, or, with ``skip_refused``, ``rejected`` (with the guard's message) for
+        an item the sensitive-data guard refused.
+
+        Raises:
+            ValidationError: an invalid item, or a guard refusal without ``skip_refused``;
+                nothing is written.
+            LimitExceededError: more items than ``Limits.max_records_per_identity``, or the
+                identity's capacity would be exceeded; nothing is written.
+        """
+        return self._run(
+            add_many_op(
+                owner,
+                items,
+                level=level,
+                skip_refused=skip_refused,
+                clock=self._clock,
+                limits=self._limits,
             )
         )
 
