@@ -34,8 +34,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from ..rank import DEFAULT_PARAMS, Document, RankParams, corpus_stats, doc_terms, rank
-from ..tokenize import tokenize
+from ..recall.rank import DEFAULT_PARAMS, Document, RankParams, corpus_stats, doc_terms, rank
+from ..recall.tokenize import tokenize
 
 __all__ = [
     "EvalDoc",

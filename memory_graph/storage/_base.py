@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from .._time import Clock, system_clock
 from .._types import Limits
 from ..errors import ConfigurationError, ValidationError
-from ..hybrid import model_key, vector_literal
+from ..recall.hybrid import model_key, vector_literal
 from ..validate import aware
 from ._driver import PoolOptions
 from ._search import SearchArgs, validate_search_args

@@ -168,7 +168,7 @@ def add_many_op(
         ctx = CommitContext(owner, ident, now, "api", None, args["trust"], ev, limits)
         conf = args.get("confidence", 1.0 if ctx.trust == "user-confirmed" else 0.7)
         claim = (item.knowledge or {}).get("claim") or {}
-        tokens = record_tokens(args["content"], item.knowledge)
+        tokens = record_tokens(args["content"], item.knowledge, args.get("key"))
         values = (
             ident.scope_id, rid, ident.level, ident.agent_key, ident.workspace_key,
             args["kind"], args.get("key"), args["content"], ctx.trust, args["sensitivity"],

@@ -28,12 +28,12 @@ from typing import Any
 from .._identity import Owner
 from .._time import Clock
 from .._types import Disagreement, Limits, Record, SearchHit
-from ..budget import Budget, TokenCounter
+from ..recall.budget import Budget, TokenCounter
 from ..errors import LimitExceededError, ValidationError
-from ..query import STANDING_KINDS, STANDING_TRUSTS, merge_hits, plan_queries
-from ..rank import CorpusStats, Document, Ranked, corpus_stats, rank
+from ..recall.plan import STANDING_KINDS, STANDING_TRUSTS, merge_hits, plan_queries
+from ..recall.rank import CorpusStats, Document, Ranked, corpus_stats, rank
 from ..render import render_snapshot
-from ..tokenize import index_tokens
+from ..recall.tokenize import index_tokens
 from ..validate import KINDS, SENSITIVITIES, TRUSTS, aware, text
 from ..validate import members as _names_in
 from ._driver import Op, Query

@@ -27,8 +27,8 @@ from psycopg import errors as pgerrors
 from .._identity import Owner
 from .._types import Disagreement, Limits, Record, SearchHit
 from ..errors import ConfigurationError
-from ..hybrid import rrf, vector_literal
-from ..tokenize import index_text
+from ..recall.hybrid import rrf, vector_literal
+from ..recall.tokenize import index_text
 from ._driver import Op, Query
 from ._rows import RECORD_COLS, knowledge_from_json, record_from_row, visible
 from ._schema import SETUP_LOCK_KEY
