@@ -402,7 +402,9 @@ def _prepare(doc: Document, params: RankParams, *, need_pairs: bool, need_text: 
     return prepared
 
 
-def prepared_terms(doc: Document, params: RankParams = DEFAULT_PARAMS) -> tuple[Counter[str], int, bool]:
+def prepared_terms(
+    doc: Document, params: RankParams = DEFAULT_PARAMS
+) -> tuple[Counter[str], int, bool]:
     """A document's term counts, its length in terms and whether it is mostly CJK.
 
     Cached under ``doc.cache_key`` like the ranking itself, so an index build and the

@@ -276,6 +276,7 @@ class AsyncMemoryStore(StoreBase):
                         query_vector=vector,
                         model=self._model,
                         limits=self._limits,
+                        cache=self._recall,
                     )
                 )
         return await self._read(
@@ -289,6 +290,7 @@ class AsyncMemoryStore(StoreBase):
                 as_of=as_of,
                 clock=self._clock,
                 limits=self._limits,
+                cache=self._recall,
             )
         )
 
@@ -715,6 +717,7 @@ class AsyncMemoryStore(StoreBase):
                 max_tokens=max_tokens,
                 clock=self._clock,
                 limits=self._limits,
+                cache=self._recall,
             )
         )
 

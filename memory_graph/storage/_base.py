@@ -14,6 +14,7 @@ from ..errors import ConfigurationError, ValidationError
 from ..recall.hybrid import model_key, vector_literal
 from ..validate import aware
 from ._driver import PoolOptions
+from ._recall_cache import RecallCache
 from ._search import SearchArgs, validate_search_args
 
 if TYPE_CHECKING:
@@ -55,6 +56,7 @@ class StoreBase:
         # How the pool connects; open() sets the caller's options, and the checkpointer
         # opened for this store (nodes.open_checkpointer) uses the same ones.
         self._pool_options = PoolOptions()
+        self._recall = RecallCache()
         if embeddings is not None and not all(
             callable(getattr(embeddings, m, None))
             for m in ("embed_query", "embed_documents", "aembed_query", "aembed_documents")

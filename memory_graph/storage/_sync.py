@@ -279,6 +279,7 @@ class MemoryStore(StoreBase):
                         query_vector=vector,
                         model=self._model,
                         limits=self._limits,
+                        cache=self._recall,
                     )
                 )
         return self._read(
@@ -292,6 +293,7 @@ class MemoryStore(StoreBase):
                 as_of=as_of,
                 clock=self._clock,
                 limits=self._limits,
+                cache=self._recall,
             )
         )
 
@@ -718,6 +720,7 @@ class MemoryStore(StoreBase):
                 max_tokens=max_tokens,
                 clock=self._clock,
                 limits=self._limits,
+                cache=self._recall,
             )
         )
 

@@ -31,6 +31,7 @@ from ..recall.hybrid import rrf, vector_literal
 from ..recall.tokenize import index_text
 from ._driver import Op, Query
 from ._rows import RECORD_COLS, knowledge_from_json, record_from_row, visible
+from ._recall_cache import RecallCache
 from ._schema import SETUP_LOCK_KEY
 from ._search import (
     SearchArgs,
@@ -277,6 +278,7 @@ def hybrid_search_op(
     query_vector: Sequence[float],
     model: str,
     limits: Limits,
+    cache: RecallCache | None = None,
 ) -> Op[list[SearchHit]]:
     """Lexical and dense rankings of one snapshot, fused by reciprocal rank. Reads only.
 
@@ -303,6 +305,7 @@ def hybrid_search_op(
         as_of=as_of,
         clock=lambda: as_of,
         limits=limits,
+        cache=cache,
     )
     sql, params = build_dense_query(
         owner,
