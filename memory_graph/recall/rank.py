@@ -288,7 +288,7 @@ def idf(n_docs: int, df: int) -> float:
 
     Examples:
         >>> round(idf(10, 1), 3)
-        1.946
+        1.992
     """
     return math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
 
