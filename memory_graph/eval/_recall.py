@@ -30,7 +30,7 @@ import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -145,6 +145,22 @@ def load_suite(suite: Path) -> tuple[list[EvalDoc], list[EvalQuery]]:
     return docs, queries
 
 
+def threads(docs: Sequence[EvalDoc]) -> list[tuple[str | None, int]]:
+    """Each document's conversation thread and position: the dated documents of one corpus
+    with the same time are one session, in file order; undated documents have none."""
+    out: list[tuple[str | None, int]] = []
+    seen: dict[str, int] = {}
+    for d in docs:
+        if d.time is None:
+            out.append((None, 0))
+            continue
+        thread = f"{d.corpus}@{d.time.isoformat()}"
+        seq = seen.get(thread, 0)
+        seen[thread] = seq + 1
+        out.append((thread, seq))
+    return out
+
+
 def pure_searcher(docs: Sequence[EvalDoc], params: RankParams = DEFAULT_PARAMS) -> Searcher:
     """Build an in-process searcher over the documents (no database).
 
@@ -156,8 +172,10 @@ def pure_searcher(docs: Sequence[EvalDoc], params: RankParams = DEFAULT_PARAMS) 
         A searcher that ranks a corpus's documents with :func:`memory_graph.rank.rank`.
     """
     by_corpus: dict[str, list[Document]] = defaultdict(list)
-    for d in docs:
-        by_corpus[d.corpus].append(Document(id=d.id, tokens=tokenize(d.text), text=d.text))
+    for d, (thread, seq) in zip(docs, threads(docs), strict=True):
+        by_corpus[d.corpus].append(
+            Document(id=d.id, tokens=tokenize(d.text), text=d.text, thread=thread, seq=seq)
+        )
     stats = {c: corpus_stats(ds, params) for c, ds in by_corpus.items()}
     # Warm the term cache so that latency figures measure ranking, not first-time stemming.
     for ds in by_corpus.values():
@@ -253,8 +271,8 @@ def store_report(
             for corpus, cdocs in by_corpus.items():
                 owner = owners[corpus] = Owner(f"eval-{run}-{corpus}")
                 items = [
-                    {"kind": "fact", "content": d.text, "evidence": {"observed_at": d.time}}
-                    for d in cdocs
+                    {"kind": "fact", "content": d.text, "evidence": _evidence(d, thread, seq)}
+                    for d, (thread, seq) in zip(cdocs, threads(cdocs), strict=True)
                 ]
                 for d, result in zip(cdocs, store.add_many(owner, items, skip_refused=True),
                                      strict=True):
@@ -273,6 +291,18 @@ def store_report(
                 print(f"note: {len(refused)} of {len(docs)} documents were refused by the store",
                       file=sys.stderr)
             return evaluate(queries, search, k=k, refused=refused)
+
+
+def _evidence(doc: EvalDoc, thread: str | None, seq: int) -> dict[str, Any]:
+    """A document's provenance: its session as the thread, its time plus its position in
+    the session in microseconds as the observation time (so the turn order survives)."""
+    if doc.time is None or thread is None:
+        return {"source_event_id": doc.id[:512]}
+    return {
+        "source_event_id": doc.id[:512],
+        "thread_id": thread[:512],
+        "observed_at": doc.time + timedelta(microseconds=seq),
+    }
 
 
 @contextlib.contextmanager

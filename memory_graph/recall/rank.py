@@ -171,6 +171,11 @@ class RankParams:
     """Pseudo-relevance feedback: how many top documents lend expansion terms (0 = off)."""
     prf_terms: int = 20
     prf_weight: float = 0.3
+    context_weight: float = 0.5
+    """Conversation context: a document next to a top document in the same thread scores at
+    least this share of that document's score (0 = off)."""
+    context_top: int = 5
+    """How many top documents lend their score to their thread neighbours."""
 
 
 DEFAULT_PARAMS = RankParams()
@@ -194,6 +199,10 @@ class Document:
     cache_key: str | None = None
     """When set, the document's term statistics are cached under it (it must change whenever
     the tokens do, e.g. ``scope|id|version|hash``)."""
+    thread: str | None = None
+    """The conversation the document was said in (neighbours share it), if known."""
+    seq: int = 0
+    """The document's position in its thread."""
 
 
 @dataclass(frozen=True)
@@ -467,6 +476,28 @@ def _expand(
     return QueryTerms(weights=weights, pairs=qt.pairs, phrase=qt.phrase)
 
 
+def _with_context(
+    prepared: Sequence[_Prepared], rel: Sequence[float], params: RankParams
+) -> list[float]:
+    """Lend a share of each top document's score to its thread neighbours (seq +- 1)."""
+    where = {
+        (p.doc.thread, p.doc.seq): i for i, p in enumerate(prepared) if p.doc.thread is not None
+    }
+    if not where:
+        return list(rel)
+    out = list(rel)
+    order = sorted(range(len(rel)), key=lambda i: (-rel[i], prepared[i].doc.id))
+    for i in order[: params.context_top]:
+        doc = prepared[i].doc
+        if rel[i] <= 0 or doc.thread is None:
+            continue
+        for step in (-1, 1):
+            j = where.get((doc.thread, doc.seq + step))
+            if j is not None:
+                out[j] = max(out[j], params.context_weight * rel[i])
+    return out
+
+
 def rank(
     query: str,
     docs: Sequence[Document],
@@ -530,6 +561,8 @@ def rank(
                     r + (e - b0) / peak * (max(rel, default=0.0) or 1.0) if r > 0 else 0.0
                     for r, e, b0 in zip(rel, extra, base, strict=True)
                 ]
+        if params.context_weight > 0:
+            rel = _with_context(prepared, rel, params)
         for p, r in zip(prepared, rel, strict=True):
             if r > 0.0:
                 score = r * _prior(p.doc, params)

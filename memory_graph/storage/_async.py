@@ -46,13 +46,13 @@ from . import _ops_writes as W
 from . import _search as S
 from ._base import StoreBase, pool_kwargs
 from ._driver import Op, PoolOptions, map_unavailable, open_async_pool, run_async
+from ._ops_bulk import add_many_op
 from ._ops_persona import (
     complete_onboarding_op,
     ensure_bootstrap_op,
     get_persona_op,
     set_persona_op,
 )
-from ._ops_bulk import add_many_op
 from ._ops_records import reinforce_op
 from ._ops_rejections import list_expired_op
 from ._setup import resolve_dsn, setup_op

@@ -132,7 +132,8 @@ def add_many_op(
     yield from lock("records", ident.scope_id, ident.agent_key, ident.workspace_key)
     now = clock()
     for _pos, item in accepted:
-        ctx = CommitContext(owner, ident, now, "api", None, item.args["trust"], item.evidence, limits)
+        trust = item.args["trust"]
+        ctx = CommitContext(owner, ident, now, "api", None, trust, item.evidence, limits)
         if "expires_at" in item.args:
             item.args["expires_at"] = v.expiry(item.args["expires_at"], max(ctx.updated_at, now))
     count_sql, count_params = active_count_sql(ident, now)

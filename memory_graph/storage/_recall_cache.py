@@ -20,13 +20,14 @@ import json
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime
 from typing import Any, NamedTuple
 
 from .._identity import Owner
 from .._types import Disagreement, Record, SearchHit
 from ..recall.candidates import PoolIndex
-from ..recall.rank import Document, Ranked, query_terms, rank
+from ..recall.rank import DEFAULT_PARAMS, Document, Ranked, query_terms, rank
 from ..recall.tokenize import index_tokens
 from ._driver import Op, Query
 from ._rows import record_from_row
@@ -66,6 +67,50 @@ def _document(record: Record) -> Document:
     )
 
 
+class _View:
+    """The active records of some sensitivities: their index, entries and thread places."""
+
+    __slots__ = ("entries", "index", "place")
+
+    def __init__(self, chosen: Sequence[_Entry]) -> None:
+        # Thread neighbours: a thread's records in order of observation (then creation, id).
+        threads: dict[str, list[int]] = {}
+        for pos, e in enumerate(chosen):
+            if e.record.provenance.thread_id:
+                threads.setdefault(e.record.provenance.thread_id, []).append(pos)
+        entries = list(chosen)
+        self.place: dict[tuple[str, int], int] = {}
+        for thread, members in threads.items():
+            members.sort(key=lambda pos: _order(entries[pos].record))
+            for seq, pos in enumerate(members):
+                e = entries[pos]
+                entries[pos] = _Entry(e.record, replace(e.doc, thread=thread, seq=seq))
+                self.place[(thread, seq)] = pos
+        self.entries = entries
+        self.index = PoolIndex([e.doc for e in entries])
+
+    def with_neighbours(self, chosen: list[int], top: int) -> list[int]:
+        """``chosen`` plus the thread neighbours of its first ``top`` positions."""
+        if not self.place:
+            return chosen
+        out = list(chosen)
+        have = set(chosen)
+        for pos in chosen[:top]:
+            doc = self.entries[pos].doc
+            if doc.thread is None:
+                continue
+            for step in (-1, 1):
+                near = self.place.get((doc.thread, doc.seq + step))
+                if near is not None and near not in have:
+                    have.add(near)
+                    out.append(near)
+        return out
+
+
+def _order(record: Record) -> tuple[Any, ...]:
+    return (record.provenance.observed_at or record.created_at, record.created_at, record.id)
+
+
 class OwnerPool:
     """One owner's active records at a set of stamps (immutable; views built lazily)."""
 
@@ -74,7 +119,7 @@ class OwnerPool:
     def __init__(self, entries: Mapping[str, _Entry], stamps: _Stamps) -> None:
         self.entries = dict(entries)
         self.stamps = dict(stamps)
-        self._views: dict[tuple[str, ...], tuple[PoolIndex, list[_Entry]]] = {}
+        self._views: dict[tuple[str, ...], _View] = {}
         self._claims: dict[str, list[Record]] | None = None
         self._lock = threading.Lock()
 
@@ -93,7 +138,7 @@ class OwnerPool:
             entries[rid] = _Entry(record, _document(record))
         return OwnerPool(entries, stamps)
 
-    def view(self, sensitivities: Sequence[str]) -> tuple[PoolIndex, list[_Entry]]:
+    def view(self, sensitivities: Sequence[str]) -> _View:
         """The index over the active records of these sensitivities, and its entries."""
         key = tuple(sorted(set(sensitivities)))
         found = self._views.get(key)
@@ -106,7 +151,7 @@ class OwnerPool:
                     (e for e in self.entries.values() if e.record.sensitivity in key),
                     key=lambda e: e.record.id,
                 )
-                found = (PoolIndex([e.doc for e in chosen]), chosen)
+                found = _View(chosen)
                 self._views[key] = found
         return found
 
@@ -282,7 +327,8 @@ def rank_pool(
     The candidates are the best ``depth`` by the index's pre-score; the pool statistics
     (over the active records of the asked sensitivities) give the IDF.
     """
-    index, entries = pool.view(sensitivities)
+    view = pool.view(sensitivities)
+    index, entries = view.index, view.entries
     kind_set, trust_set = frozenset(kinds), frozenset(trusts)
 
     def allow(pos: int) -> bool:
@@ -296,6 +342,7 @@ def rank_pool(
     if not qt.weights:
         return []
     chosen = index.candidates(qt, depth=depth, allow=allow)
+    chosen = [p for p in view.with_neighbours(chosen, DEFAULT_PARAMS.context_top) if allow(p)]
     docs = [entries[pos].doc for pos in chosen]
     return rank(query, docs, limit=limit, stats=index.stats, include_sensitive=True)
 

@@ -30,8 +30,8 @@ from ..errors import ConfigurationError
 from ..recall.hybrid import rrf, vector_literal
 from ..recall.tokenize import index_text
 from ._driver import Op, Query
-from ._rows import RECORD_COLS, knowledge_from_json, record_from_row, visible
 from ._recall_cache import RecallCache
+from ._rows import RECORD_COLS, knowledge_from_json, record_from_row, visible
 from ._schema import SETUP_LOCK_KEY
 from ._search import (
     SearchArgs,
