@@ -99,6 +99,15 @@ class PoolIndex:
             for dl, b in zip(lengths, (params.b_cjk if c else params.b for c in cjk), strict=True)
         )
 
+    def positions(self, term: str) -> tuple[int, ...]:
+        """Positions of the documents containing ``term``."""
+        posting = self._postings.get(term)
+        return posting.pos if posting is not None else ()
+
+    def counts(self, pos: int) -> Mapping[str, int]:
+        """Term counts of the document at ``pos``."""
+        return prepared_terms(self.docs[pos], self.params)[0]
+
     def _read_terms(self, weights: Mapping[str, float]) -> list[str]:
         present = [t for t in weights if t in self._postings]
         n = self.stats.n_docs

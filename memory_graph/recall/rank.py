@@ -45,6 +45,7 @@ from .tokenize import is_cjk, tokenize
 __all__ = [
     "DEFAULT_PARAMS",
     "TRUST_PRIOR",
+    "bridge_terms",
     "CorpusStats",
     "Document",
     "RankParams",
@@ -171,6 +172,17 @@ class RankParams:
     """Pseudo-relevance feedback: how many top documents lend expansion terms (0 = off)."""
     prf_terms: int = 20
     prf_weight: float = 0.3
+    hop_docs: int = 3
+    """Multi-hop second pass: how many top documents act as bridges (0 = off). Only a
+    document outside any conversation thread is a bridge: a turn's second hop is its thread
+    neighbours (``context_weight``), and a chatty turn's rare words are seldom entities."""
+    hop_terms: int = 8
+    """A bridge's rarest terms (absent from the query) that the second pass searches for."""
+    hop_weight: float = 0.5
+    """A document reached through a bridge scores at most this share of the bridge's score."""
+    hop_df_share: float = 0.05
+    """A bridge term occurs in at most this share of the pool (or ``hop_min_df`` documents)."""
+    hop_min_df: int = 3
     context_weight: float = 0.5
     """Conversation context: a document next to a top document in the same thread scores at
     least this share of that document's score (0 = off)."""
@@ -476,6 +488,58 @@ def _expand(
     return QueryTerms(weights=weights, pairs=qt.pairs, phrase=qt.phrase)
 
 
+def bridge_terms(
+    qt: QueryTerms, counts: Mapping[str, int], stats: CorpusStats, params: RankParams
+) -> list[str]:
+    """A bridge document's terms for the second pass: absent from the query, not function
+    words or single CJK characters, shared with another document but rare in the pool."""
+    limit = max(params.hop_min_df, params.hop_df_share * stats.n_docs)
+    found = []
+    for term in counts:
+        if term in qt.weights or is_stop_term(term) or (len(term) == 1 and is_cjk(term)):
+            continue
+        df = stats.df.get(term, 0)
+        if 1 < df <= limit:
+            found.append((df, term))
+    found.sort()
+    return [t for _df, t in found[: params.hop_terms]]
+
+
+def _hop(
+    qt: QueryTerms,
+    prepared: Sequence[_Prepared],
+    rel: Sequence[float],
+    stats: CorpusStats,
+    params: RankParams,
+) -> list[float]:
+    """Multi-hop: documents sharing a top document's rare terms (and the query's) score a
+    share of that document's score."""
+    order = sorted(range(len(rel)), key=lambda i: (-rel[i], prepared[i].doc.id))
+    out = list(rel)
+    for b in order[: params.hop_docs]:
+        if rel[b] <= 0:
+            break
+        if prepared[b].doc.thread is not None:
+            continue
+        terms = bridge_terms(qt, prepared[b].counts, stats, params)
+        if not terms:
+            continue
+        weights = dict(qt.weights)
+        weights.update({t: 1.0 for t in terms})
+        s2 = _score_all(QueryTerms(weights, (), ""), prepared, stats, params)
+        reached = [
+            j
+            for j, p in enumerate(prepared)
+            if j != b and s2[j] > 0 and any(t in p.counts for t in terms)
+        ]
+        peak = max((s2[j] for j in reached), default=0.0)
+        if peak <= 0:
+            continue
+        for j in reached:
+            out[j] = max(out[j], params.hop_weight * rel[b] * s2[j] / peak)
+    return out
+
+
 def _with_context(
     prepared: Sequence[_Prepared], rel: Sequence[float], params: RankParams
 ) -> list[float]:
@@ -561,6 +625,8 @@ def rank(
                     r + (e - b0) / peak * (max(rel, default=0.0) or 1.0) if r > 0 else 0.0
                     for r, e, b0 in zip(rel, extra, base, strict=True)
                 ]
+        if params.hop_docs > 0:
+            rel = _hop(qt, prepared, rel, stats, params)
         if params.context_weight > 0:
             rel = _with_context(prepared, rel, params)
         for p, r in zip(prepared, rel, strict=True):

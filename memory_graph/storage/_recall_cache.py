@@ -27,7 +27,15 @@ from typing import Any, NamedTuple
 from .._identity import Owner
 from .._types import Disagreement, Record, SearchHit
 from ..recall.candidates import PoolIndex
-from ..recall.rank import DEFAULT_PARAMS, Document, Ranked, query_terms, rank
+from ..recall.rank import (
+    DEFAULT_PARAMS,
+    Document,
+    QueryTerms,
+    Ranked,
+    bridge_terms,
+    query_terms,
+    rank,
+)
 from ..recall.tokenize import index_tokens
 from ._driver import Op, Query
 from ._rows import record_from_row
@@ -342,9 +350,29 @@ def rank_pool(
     if not qt.weights:
         return []
     chosen = index.candidates(qt, depth=depth, allow=allow)
-    chosen = [p for p in view.with_neighbours(chosen, DEFAULT_PARAMS.context_top) if allow(p)]
+    chosen = view.with_neighbours(chosen, DEFAULT_PARAMS.context_top)
+    chosen = _with_bridged(index, qt, chosen, depth)
+    chosen = [p for p in chosen if allow(p)]
     docs = [entries[pos].doc for pos in chosen]
     return rank(query, docs, limit=limit, stats=index.stats, include_sensitive=True)
+
+
+def _with_bridged(index: PoolIndex, qt: QueryTerms, chosen: list[int], depth: int) -> list[int]:
+    """``chosen`` plus the documents the multi-hop pass can reach from its first bridges."""
+    params = DEFAULT_PARAMS
+    if params.hop_docs <= 0:
+        return chosen
+    out = list(chosen)
+    have = set(chosen)
+    for pos in chosen[: params.hop_docs]:
+        if index.docs[pos].thread is not None:
+            continue
+        for term in bridge_terms(qt, index.counts(pos), index.stats, params):
+            for near in index.positions(term)[:depth]:
+                if near not in have:
+                    have.add(near)
+                    out.append(near)
+    return out
 
 
 def hits_of(
