@@ -158,3 +158,44 @@ def test_reinforcement_updates_the_pooled_confidence(sync_store):
     after = sync_store.search(ALICE, "tea")[0]
     assert after.record.id == rid and after.record.confidence > before.record.confidence
     assert after.score > before.score
+
+
+def record_lines(block: str) -> list[str]:
+    return [ln for ln in block.splitlines() if ln.startswith("- [") and "disagreement" not in ln]
+
+
+def test_snapshot_limit_counts_records_and_a_group_that_does_not_fit_is_a_marker(sync_store):
+    for value in ("tea", "coffee", "cocoa"):
+        sync_store.add(ALICE, "fact", f"morning drink is {value}",
+                       knowledge={"claim": {"key": "drink.morning", "value": value}})
+    plain = sync_store.add(ALICE, "fact", "morning run at seven").record_id
+    full = sync_store.snapshot(ALICE, latest_input="morning drink", limit=10)
+    assert len(record_lines(full)) == 4  # the whole group plus the plain record
+    for limit in (1, 2, 3):
+        block = sync_store.snapshot(ALICE, latest_input="morning drink", limit=limit)
+        shown = record_lines(block)
+        markers = [ln for ln in block.splitlines() if "no value selected" in ln]
+        assert len(shown) + len(markers) <= limit
+        # Never one side of the group alone: all three sides, or the marker.
+        sides = [ln for ln in shown if "morning drink is" in ln]
+        assert len(sides) in (0, 3)
+        assert (len(sides) == 3) != bool(markers)
+        if limit < 3:
+            assert markers and "3 records" in markers[0]
+    assert plain in sync_store.snapshot(ALICE, latest_input="morning drink", limit=2)
+    assert len(record_lines(sync_store.snapshot(ALICE, latest_input="morning", limit=4))) == 4
+
+
+def test_preference_keys_are_searchable(sync_store):
+    sync_store.set_preference(ALICE, "editor", "vim", source="settings")
+    sync_store.set_preference(ALICE, "reply.language", "French", source="settings")
+    sync_store.add(ALICE, "fact", "my sister edits videos")
+    hits = sync_store.search(ALICE, "What do you remember about my editor?")
+    assert hits and hits[0].record.key == "editor" and hits[0].record.content == "vim"
+    hits = sync_store.search(ALICE, "which language should replies use?")
+    assert hits and hits[0].record.key == "reply.language"
+    assert "editor: vim" in sync_store.snapshot(ALICE, latest_input="my editor?")
+    # Key words are indexed in the store's token rows too (the database-side index).
+    with psycopg.connect(sync_store.dsn) as c:
+        [(tokens,)] = c.execute("SELECT tokens FROM mg_records WHERE key = 'reply.language'")
+    assert {"reply", "language", "french"} <= set(tokens)

@@ -34,7 +34,8 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-from ..recall.rank import DEFAULT_PARAMS, Document, RankParams, corpus_stats, doc_terms, rank
+from ..recall.candidates import PoolIndex
+from ..recall.rank import DEFAULT_PARAMS, Document, RankParams, query_terms, rank
 from ..recall.tokenize import tokenize
 
 __all__ = [
@@ -161,29 +162,41 @@ def threads(docs: Sequence[EvalDoc]) -> list[tuple[str | None, int]]:
     return out
 
 
-def pure_searcher(docs: Sequence[EvalDoc], params: RankParams = DEFAULT_PARAMS) -> Searcher:
+def pure_searcher(
+    docs: Sequence[EvalDoc], params: RankParams = DEFAULT_PARAMS, *, depth: int | None = None
+) -> Searcher:
     """Build an in-process searcher over the documents (no database).
+
+    It runs the store's recall pipeline on each corpus: a
+    :class:`~memory_graph.recall.candidates.PoolIndex`, its candidate set for the query
+    (``depth`` best by the pre-score, the store's default when ``None``, plus what the
+    context and multi-hop passes reach), then :func:`memory_graph.recall.rank.rank`.
 
     Args:
         docs: All documents of the suite.
         params: Ranking constants.
+        depth: Pre-score depth; ``0`` ranks every document of the corpus.
 
     Returns:
-        A searcher that ranks a corpus's documents with :func:`memory_graph.rank.rank`.
+        A searcher ``(corpus, query, k) -> ids``.
     """
+    from ..storage._search import RERANK_DEPTH
+
     by_corpus: dict[str, list[Document]] = defaultdict(list)
     for d, (thread, seq) in zip(docs, threads(docs), strict=True):
         by_corpus[d.corpus].append(
             Document(id=d.id, tokens=tokenize(d.text), text=d.text, thread=thread, seq=seq)
         )
-    stats = {c: corpus_stats(ds, params) for c, ds in by_corpus.items()}
-    # Warm the term cache so that latency figures measure ranking, not first-time stemming.
-    for ds in by_corpus.values():
-        for doc in ds:
-            doc_terms(doc.tokens)
+    indexes = {c: PoolIndex(ds, params) for c, ds in by_corpus.items()}
 
     def search(corpus: str, query: str, k: int) -> list[str]:
-        ranked = rank(query, by_corpus[corpus], limit=k, stats=stats[corpus], params=params)
+        index = indexes[corpus]
+        want = max(3 * k, RERANK_DEPTH) if depth is None else depth
+        if want <= 0:
+            pool: Sequence[Document] = index.docs
+        else:
+            pool = [index.docs[p] for p in index.select(query_terms(query, params), depth=want)]
+        ranked = rank(query, pool, limit=k, stats=index.stats, params=params)
         return [r.doc.id for r in ranked]
 
     return search

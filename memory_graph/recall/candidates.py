@@ -20,7 +20,15 @@ import heapq
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from .rank import DEFAULT_PARAMS, CorpusStats, Document, QueryTerms, RankParams, prepared_terms
+from .rank import (
+    DEFAULT_PARAMS,
+    CorpusStats,
+    Document,
+    QueryTerms,
+    RankParams,
+    bridge_terms,
+    prepared_terms,
+)
 
 __all__ = ["EXACT_POOL", "RARE_FRACTION", "RARE_MIN", "PoolIndex"]
 
@@ -57,7 +65,7 @@ class PoolIndex:
         ['1']
     """
 
-    __slots__ = ("_norm", "_postings", "docs", "params", "stats")
+    __slots__ = ("_norm", "_place", "_postings", "docs", "params", "stats")
 
     def __init__(
         self,
@@ -91,6 +99,9 @@ class PoolIndex:
                 if counts_in_stats:
                     df[term] = df.get(term, 0) + 1
         self._postings = {t: _Posting(tuple(p), tuple(f)) for t, (p, f) in lists.items()}
+        self._place = {
+            (doc.thread, doc.seq): pos for pos, doc in enumerate(self.docs) if doc.thread
+        }
         avgdl = total / counted if counted else 1.0
         self.stats = CorpusStats(n_docs=counted, avgdl=avgdl, df=df)
         k1 = params.k1
@@ -98,6 +109,59 @@ class PoolIndex:
             k1 * (1.0 - b + b * dl / max(avgdl, 1e-9))
             for dl, b in zip(lengths, (params.b_cjk if c else params.b for c in cjk), strict=True)
         )
+
+    def select(
+        self,
+        query: QueryTerms,
+        *,
+        depth: int,
+        allow: Callable[[int], bool] | None = None,
+    ) -> list[int]:
+        """The candidate set of a query: the best ``depth`` by the pre-score
+        (:meth:`candidates`), the thread neighbours of the first ``context_top`` of them,
+        and up to ``hop_reach`` documents sharing each first bridge's rare terms (what the
+        context and multi-hop passes of the ranking can reach).
+
+        Args:
+            query: The weighted query terms.
+            depth: How many candidates the pre-score keeps.
+            allow: Keeps a position (filters); all when ``None``.
+
+        Returns:
+            Allowed positions, pre-score order first.
+        """
+        params = self.params
+        chosen = self.candidates(query, depth=depth, allow=allow)
+        have = set(chosen)
+        out = list(chosen)
+
+        def add(pos: int) -> bool:
+            if pos in have or (allow is not None and not allow(pos)):
+                return False
+            have.add(pos)
+            out.append(pos)
+            return True
+
+        if params.context_weight > 0 and self._place:
+            for pos in chosen[: params.context_top]:
+                doc = self.docs[pos]
+                if doc.thread is not None:
+                    for step in (-1, 1):
+                        near = self._place.get((doc.thread, doc.seq + step))
+                        if near is not None:
+                            add(near)
+        if params.hop_docs > 0:
+            for pos in chosen[: params.hop_docs]:
+                if self.docs[pos].thread is not None:
+                    continue
+                budget = params.hop_reach
+                for term in bridge_terms(query, self.counts(pos), self.stats, params):
+                    for near in self.positions(term):
+                        if budget <= 0:
+                            break
+                        if add(near):
+                            budget -= 1
+        return out
 
     def positions(self, term: str) -> tuple[int, ...]:
         """Positions of the documents containing ``term``."""

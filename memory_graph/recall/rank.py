@@ -183,6 +183,8 @@ class RankParams:
     hop_df_share: float = 0.05
     """A bridge term occurs in at most this share of the pool (or ``hop_min_df`` documents)."""
     hop_min_df: int = 3
+    hop_reach: int = 12
+    """At most this many documents per bridge are added to a pool's candidate set."""
     context_weight: float = 0.5
     """Conversation context: a document next to a top document in the same thread scores at
     least this share of that document's score (0 = off)."""
@@ -526,17 +528,15 @@ def _hop(
             continue
         weights = dict(qt.weights)
         weights.update({t: 1.0 for t in terms})
-        s2 = _score_all(QueryTerms(weights, (), ""), prepared, stats, params)
         reached = [
-            j
-            for j, p in enumerate(prepared)
-            if j != b and s2[j] > 0 and any(t in p.counts for t in terms)
+            j for j, p in enumerate(prepared) if j != b and any(t in p.counts for t in terms)
         ]
-        peak = max((s2[j] for j in reached), default=0.0)
+        s2 = _score_all(QueryTerms(weights, (), ""), [prepared[j] for j in reached], stats, params)
+        peak = max(s2, default=0.0)
         if peak <= 0:
             continue
-        for j in reached:
-            out[j] = max(out[j], params.hop_weight * rel[b] * s2[j] / peak)
+        for j, v in zip(reached, s2, strict=True):
+            out[j] = max(out[j], params.hop_weight * rel[b] * v / peak)
     return out
 
 

@@ -28,11 +28,8 @@ from .._identity import Owner
 from .._types import Disagreement, Record, SearchHit
 from ..recall.candidates import PoolIndex
 from ..recall.rank import (
-    DEFAULT_PARAMS,
     Document,
-    QueryTerms,
     Ranked,
-    bridge_terms,
     query_terms,
     rank,
 )
@@ -78,7 +75,7 @@ def _document(record: Record) -> Document:
 class _View:
     """The active records of some sensitivities: their index, entries and thread places."""
 
-    __slots__ = ("entries", "index", "place")
+    __slots__ = ("entries", "index")
 
     def __init__(self, chosen: Sequence[_Entry]) -> None:
         # Thread neighbours: a thread's records in order of observation (then creation, id).
@@ -87,32 +84,13 @@ class _View:
             if e.record.provenance.thread_id:
                 threads.setdefault(e.record.provenance.thread_id, []).append(pos)
         entries = list(chosen)
-        self.place: dict[tuple[str, int], int] = {}
         for thread, members in threads.items():
             members.sort(key=lambda pos: _order(entries[pos].record))
             for seq, pos in enumerate(members):
                 e = entries[pos]
                 entries[pos] = _Entry(e.record, replace(e.doc, thread=thread, seq=seq))
-                self.place[(thread, seq)] = pos
         self.entries = entries
         self.index = PoolIndex([e.doc for e in entries])
-
-    def with_neighbours(self, chosen: list[int], top: int) -> list[int]:
-        """``chosen`` plus the thread neighbours of its first ``top`` positions."""
-        if not self.place:
-            return chosen
-        out = list(chosen)
-        have = set(chosen)
-        for pos in chosen[:top]:
-            doc = self.entries[pos].doc
-            if doc.thread is None:
-                continue
-            for step in (-1, 1):
-                near = self.place.get((doc.thread, doc.seq + step))
-                if near is not None and near not in have:
-                    have.add(near)
-                    out.append(near)
-        return out
 
 
 def _order(record: Record) -> tuple[Any, ...]:
@@ -349,30 +327,9 @@ def rank_pool(
     qt = query_terms(query)
     if not qt.weights:
         return []
-    chosen = index.candidates(qt, depth=depth, allow=allow)
-    chosen = view.with_neighbours(chosen, DEFAULT_PARAMS.context_top)
-    chosen = _with_bridged(index, qt, chosen, depth)
-    chosen = [p for p in chosen if allow(p)]
+    chosen = index.select(qt, depth=depth, allow=allow)
     docs = [entries[pos].doc for pos in chosen]
     return rank(query, docs, limit=limit, stats=index.stats, include_sensitive=True)
-
-
-def _with_bridged(index: PoolIndex, qt: QueryTerms, chosen: list[int], depth: int) -> list[int]:
-    """``chosen`` plus the documents the multi-hop pass can reach from its first bridges."""
-    params = DEFAULT_PARAMS
-    if params.hop_docs <= 0:
-        return chosen
-    out = list(chosen)
-    have = set(chosen)
-    for pos in chosen[: params.hop_docs]:
-        if index.docs[pos].thread is not None:
-            continue
-        for term in bridge_terms(qt, index.counts(pos), index.stats, params):
-            for near in index.positions(term)[:depth]:
-                if near not in have:
-                    have.add(near)
-                    out.append(near)
-    return out
 
 
 def hits_of(

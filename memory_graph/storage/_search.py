@@ -62,7 +62,7 @@ __all__ = [
     "validate_search_args",
 ]
 
-RERANK_DEPTH = 200
+RERANK_DEPTH = 30
 """Candidates pre-scored in SQL that are re-ranked in Python (per query, at least)."""
 
 
@@ -193,7 +193,7 @@ def search_op(
         pool,
         args.query,
         limit=args.limit,
-        depth=max(5 * args.limit, RERANK_DEPTH),
+        depth=max(3 * args.limit, RERANK_DEPTH),
         kinds=args.kinds,
         trusts=args.trusts,
         sensitivities=args.sensitivities,
@@ -201,6 +201,49 @@ def search_op(
     )
     by_dis, _groups = pool_disagreements(pool, at, (pool.entries[r.doc.id].record for r in ranked))
     return hits_of(pool, ranked, by_dis)
+
+
+def _within_limit(
+    hits: Sequence[SearchHit], limit: int, groups: Mapping[str, Sequence[Record]] | None
+) -> tuple[list[SearchHit], dict[str, Sequence[Record]]]:
+    """Hits (and groups) whose rendering shows at most ``limit`` records.
+
+    A plain hit counts one record; a disagreement group counts all its members and, when
+    they do not fit in what is left of the limit, is shown by its one marker line ("no value
+    selected", counted as one) instead of its sides.
+    """
+    out: list[SearchHit] = []
+    shown: dict[str, Sequence[Record]] = dict(groups or {})
+    used = 0
+    seen_ids: set[str] = set()
+    seen_keys: set[str] = set()
+    for hit in hits:
+        if used >= limit:
+            break
+        if hit.record.id in seen_ids:
+            continue
+        dis = hit.disagreement
+        if dis is None:
+            seen_ids.add(hit.record.id)
+            out.append(hit)
+            used += 1
+            continue
+        if dis.key in seen_keys:
+            continue
+        seen_keys.add(dis.key)
+        members = list(shown.get(dis.key, ())) or [
+            h.record for h in hits if h.disagreement is not None and h.disagreement.key == dis.key
+        ]
+        size = len({m.id for m in members})
+        seen_ids.update(m.id for m in members)
+        out.append(hit)
+        if used + size <= limit:
+            used += size
+        else:
+            # No members: the renderer shows the group's marker (it is incomplete).
+            shown[dis.key] = ()
+            used += 1
+    return out, shown
 
 
 def snapshot_from_hits(
@@ -216,7 +259,8 @@ def snapshot_from_hits(
 
     Args:
         hits: Hits in plan order.
-        limit: At most this many record blocks.
+        limit: At most this many records are shown; a disagreement group that does not fit
+            shows its marker line instead of its sides.
         max_bytes: Byte budget of the whole frame.
         max_tokens: Token budget of the whole frame.
         groups: Disagreement groups by claim key.
@@ -226,7 +270,8 @@ def snapshot_from_hits(
         The block, or ``""`` when nothing fits.
     """
     budget = Budget(max_bytes=max_bytes, max_tokens=max_tokens, tokenizer=tokenizer)
-    return render_snapshot(hits, budget, limit=limit, groups=groups)
+    chosen, shown = _within_limit(hits, limit, groups)
+    return render_snapshot(chosen, budget, limit=len(chosen), groups=shown)
 
 
 def snapshot_op(
@@ -278,7 +323,7 @@ def snapshot_op(
                 pool,
                 q,
                 limit=per_query,
-                depth=max(5 * per_query, RERANK_DEPTH),
+                depth=max(3 * per_query, RERANK_DEPTH),
                 kinds=KINDS,
                 trusts=TRUSTS,
                 sensitivities=["private"],
