@@ -30,10 +30,14 @@ from .rank import (
     prepared_terms,
 )
 
-__all__ = ["EXACT_POOL", "RARE_FRACTION", "RARE_MIN", "PoolIndex"]
+__all__ = ["EXACT_POOL", "POSTINGS_READ", "RARE_FRACTION", "RARE_MIN", "PoolIndex"]
 
 EXACT_POOL = 2000
 """Pools up to this size read every query term's postings for the pre-score."""
+POSTINGS_READ = 200
+"""At most this many postings of one term are read for the pre-score: its highest-impact
+ones (postings are stored by descending BM25 term impact), so a query's cost does not grow
+with the pool."""
 RARE_MIN = 1000
 """In larger pools, a term with at most this document frequency is always read ..."""
 RARE_FRACTION = 0.1
@@ -98,7 +102,6 @@ class PoolIndex:
                 entry[1].append(tf)
                 if counts_in_stats:
                     df[term] = df.get(term, 0) + 1
-        self._postings = {t: _Posting(tuple(p), tuple(f)) for t, (p, f) in lists.items()}
         self._place = {
             (doc.thread, doc.seq): pos for pos, doc in enumerate(self.docs) if doc.thread
         }
@@ -109,6 +112,18 @@ class PoolIndex:
             k1 * (1.0 - b + b * dl / max(avgdl, 1e-9))
             for dl, b in zip(lengths, (params.b_cjk if c else params.b for c in cjk), strict=True)
         )
+        norm = self._norm
+        postings: dict[str, _Posting] = {}
+        for term, (plist, flist) in lists.items():
+            if len(plist) > POSTINGS_READ:  # by descending impact tf / (tf + norm), then position
+                order = sorted(
+                    range(len(plist)),
+                    key=lambda i: (-flist[i] / (flist[i] + norm[plist[i]]), plist[i]),
+                )
+                plist = [plist[i] for i in order]
+                flist = [flist[i] for i in order]
+            postings[term] = _Posting(tuple(plist), tuple(flist))
+        self._postings = postings
 
     def select(
         self,
@@ -214,7 +229,8 @@ class PoolIndex:
             posting = self._postings[term]
             wi = query.weights[term] * idf(n, df.get(term, 0))
             get = acc.get
-            for pos, tf in zip(posting.pos, posting.tf, strict=True):
+            read = zip(posting.pos[:POSTINGS_READ], posting.tf[:POSTINGS_READ], strict=True)
+            for pos, tf in read:
                 acc[pos] = get(pos, 0.0) + wi * tf * k1p / (tf + norm[pos])
                 cov[pos] = cov.get(pos, 0.0) + wi
         gamma = params.gamma

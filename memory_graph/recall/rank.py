@@ -183,7 +183,7 @@ class RankParams:
     hop_df_share: float = 0.05
     """A bridge term occurs in at most this share of the pool (or ``hop_min_df`` documents)."""
     hop_min_df: int = 3
-    hop_reach: int = 12
+    hop_reach: int = 6
     """At most this many documents per bridge are added to a pool's candidate set."""
     context_weight: float = 0.5
     """Conversation context: a document next to a top document in the same thread scores at

@@ -60,6 +60,7 @@ from ._vector import (
     embeddings_ready_op,
     enable_embeddings_op,
     hybrid_search_op,
+    hybrid_snapshot_op,
     pending_embeddings_op,
     vector_errors,
     write_embeddings_op,
@@ -704,7 +705,37 @@ class AsyncMemoryStore(StoreBase):
         max_bytes: int | None = None,
         max_tokens: int | None = None,
     ) -> str:
-        """The framed ``<memory_source>`` recall block ("" when nothing fits)."""
+        """The framed ``<memory_source>`` recall block ("" when nothing fits).
+
+        ``limit`` counts records; a disagreement group that does not fit in it shows its
+        marker line instead of its sides. With embeddings configured and enabled, the dense
+        hits of the plan's first text follow the lexical ones (a failed query embedding
+        degrades to lexical, with a warning).
+        """
+        text = self._snapshot_text(task_step, latest_input, goal)
+        if text is not None and self._embeddings is not None and await self._ready():
+            try:  # outside any transaction: a model call never holds a connection
+                vector = self._query_vector(await self._embeddings.aembed_query(text))
+            except Exception as exc:  # any model failure degrades to lexical
+                self._embedding_failed(exc)
+            else:
+                return await self._read(
+                    hybrid_snapshot_op(
+                        owner,
+                        query_vector=vector,
+                        model=self._model,
+                        task_step=task_step,
+                        latest_input=latest_input,
+                        goal=goal,
+                        as_of=as_of,
+                        limit=limit,
+                        max_bytes=max_bytes,
+                        max_tokens=max_tokens,
+                        clock=self._clock,
+                        limits=self._limits,
+                        cache=self._recall,
+                    )
+                )
         return await self._read(
             S.snapshot_op(
                 owner,

@@ -2,10 +2,11 @@
 
 Each store keeps, per owner, the owner's visible active records with their ranking documents
 and, built on first use, a :class:`~memory_graph.recall.candidates.PoolIndex` (postings and
-statistics). Every recall starts with one statement (:func:`pool_op`) that reads the owner's
-four identity stamps (``mg_recall_stamp``, schema v7) **and**, in the same snapshot, the rows
-whose ``rseq`` is newer than the stamps the pool holds. An unchanged pool therefore costs one
-small round trip and is ranked without re-reading it; a write in any process is seen by the
+statistics). Every recall starts with one small statement (:func:`pool_op`) that reads the owner's
+four identity stamps (``mg_recall_stamp``, schema v7). An unchanged pool therefore costs one
+round trip and is ranked without re-reading it; a changed one costs a second statement that
+reads the stamps again and, in the same snapshot, the rows whose ``rseq`` is newer than the
+stamps the pool holds; a write in any process is seen by the
 next recall in every process, because a write takes its identity's next stamp under a row
 lock held to commit (stamps commit in order, so no row newer than a stamp read can be missed).
 A delete, a row leaving its identity, or stamps that went backwards (a restored database)
@@ -75,7 +76,7 @@ def _document(record: Record) -> Document:
 class _View:
     """The active records of some sensitivities: their index, entries and thread places."""
 
-    __slots__ = ("entries", "index")
+    __slots__ = ("by_kind", "entries", "index")
 
     def __init__(self, chosen: Sequence[_Entry]) -> None:
         # Thread neighbours: a thread's records in order of observation (then creation, id).
@@ -91,6 +92,9 @@ class _View:
                 entries[pos] = _Entry(e.record, replace(e.doc, thread=thread, seq=seq))
         self.entries = entries
         self.index = PoolIndex([e.doc for e in entries])
+        self.by_kind: dict[str, list[int]] = {}
+        for pos, e in enumerate(entries):
+            self.by_kind.setdefault(e.record.kind, []).append(pos)
 
 
 def _order(record: Record) -> tuple[Any, ...]:
@@ -231,21 +235,43 @@ def _needs_reload(held: _Stamps, seen: _Stamps) -> bool:
     return any(ident not in seen and st != (0, 0) for ident, st in held.items())
 
 
+def _stamp_query(owner: Owner) -> Query:
+    """The owner's identity stamps (a primary-key read, cheap to plan and to run)."""
+    pairs = sorted({(i.agent_key, i.workspace_key) for i in owner.identities()})
+    idents = ", ".join("(%s, %s)" for _ in pairs)
+    params: list[Any] = [owner.scope_id]
+    for a, w in pairs:
+        params += [a, w]
+    return Query(
+        "SELECT coalesce(json_agg(json_build_array(s.agent_key, s.workspace_key, s.stamp, "
+        "s.resets)), '[]')::text AS stamps FROM mg_recall_stamp s "
+        f"WHERE s.scope_id = %s AND (s.agent_key, s.workspace_key) IN ({idents})",
+        params,
+        fetch="one",
+    )
+
+
 def pool_op(owner: Owner, cache: RecallCache) -> Op[OwnerPool]:
-    """The owner's current pool: one statement when nothing changed (see the module doc)."""
+    """The owner's current pool (see the module doc).
+
+    A held pool whose stamps are unchanged costs one statement (the stamps); a changed one
+    a second statement reading the stamps again and, in the same snapshot, the changed rows
+    (or all rows, after a delete); an owner without a pool one statement (stamps and rows).
+    """
     key = _owner_key(owner)
     pool = cache.get(key)
-    rows = yield _pool_query(owner, None if pool is None else pool.stamps)
+    held: _Stamps | None = None
+    if pool is not None:
+        row = yield _stamp_query(owner)
+        seen = _stamps(row["stamps"] if row else None)
+        if seen == pool.stamps:
+            return pool
+        if not _needs_reload(pool.stamps, seen):
+            held = pool.stamps
+    rows = yield _pool_query(owner, held)
     seen = _stamps(rows[0]["stamps"]) if rows else {}
-    if pool is not None and _needs_reload(pool.stamps, seen):
-        pool = None
-        rows = yield _pool_query(owner, None)
-        seen = _stamps(rows[0]["stamps"]) if rows else {}
-    changed = [row for row in rows if row["id"] is not None]
-    if pool is not None and not changed and seen == pool.stamps:
-        return pool
-    base = pool if pool is not None else OwnerPool({}, {})
-    fresh = base.applied(changed, seen)
+    base = pool if held is not None and pool is not None else OwnerPool({}, {})
+    fresh = base.applied([row for row in rows if row["id"] is not None], seen)
     cache.put(key, fresh)
     return fresh
 
@@ -322,7 +348,8 @@ def rank_pool(
         return r.kind in kind_set and r.trust in trust_set and _live(r, at)
 
     if not query.strip():
-        docs = [e.doc for pos, e in enumerate(entries) if allow(pos)]
+        where = sorted(p for kind in kind_set for p in view.by_kind.get(kind, ()))
+        docs = [entries[pos].doc for pos in where if allow(pos)]
         return rank("", docs, limit=limit, include_sensitive=True)
     qt = query_terms(query)
     if not qt.weights:

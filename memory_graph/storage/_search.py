@@ -26,6 +26,7 @@ from ..errors import LimitExceededError, ValidationError
 from ..recall.budget import Budget, TokenCounter
 from ..recall.plan import STANDING_KINDS, STANDING_TRUSTS, merge_hits, plan_queries
 from ..recall.rank import Ranked
+from ..recall.tokenize import tokenize
 from ..render import render_snapshot
 from ..validate import KINDS, SENSITIVITIES, TRUSTS, aware, text
 from ..validate import members as _names_in
@@ -186,7 +187,7 @@ def search_op(
         query, limit=limit, kinds=kinds, trusts=trusts, sensitivities=sensitivities, limits=limits
     )
     at = _as_of(as_of, clock)
-    if args.query.strip() and not LexicalPlan(args.query).tokens:
+    if args.query.strip() and not tokenize(args.query):
         return []
     pool = yield from pool_op(owner, RecallCache(1) if cache is None else cache)
     ranked = rank_pool(
@@ -288,14 +289,14 @@ def snapshot_op(
     limits: Limits,
     tokenizer: TokenCounter | None = None,
     cache: RecallCache | None = None,
-    extra: Sequence[SearchHit] = (),
+    dense_ids: Sequence[str] = (),
 ) -> Op[str]:
     """The framed recall block: query plan, then standing guidance, in budget.
 
     One round trip when the owner's pool in ``cache`` is current: the plan's queries,
-    standing guidance and disagreement groups are all answered from the pool. ``extra``
-    hits (the dense leg of hybrid recall) are merged after the plan's lexical hits and
-    before standing guidance.
+    standing guidance and disagreement groups are all answered from the pool. ``dense_ids``
+    (the dense leg of hybrid recall, best first) are merged after the plan's lexical hits and
+    before standing guidance, so the lexical hits keep their places.
     """
     at = _as_of(as_of, clock)
     k = limits.snapshot_limit if limit is None else limit
@@ -313,7 +314,7 @@ def snapshot_op(
         validate_search_args(
             q, limit=per_query, kinds=None, trusts=None, sensitivities=None, limits=limits
         )
-        if LexicalPlan(q).tokens:
+        if tokenize(q):
             queries.append(q)
     pool = yield from pool_op(owner, RecallCache(1) if cache is None else cache)
     ranked_groups: list[list[Ranked]] = []
@@ -341,6 +342,11 @@ def snapshot_op(
         at=at,
     )
     chosen = [pool.entries[r.doc.id].record for group in ranked_groups for r in group]
+    extra = [
+        SearchHit(record=pool.entries[i].record, score=0.0)
+        for i in dense_ids[:per_query]
+        if i in pool.entries and pool.entries[i].record.sensitivity == "private"
+    ]
     chosen += [h.record for h in extra]
     chosen += [pool.entries[r.doc.id].record for r in standing]
     by_dis, groups = pool_disagreements(pool, at, chosen)
