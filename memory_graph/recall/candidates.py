@@ -30,10 +30,20 @@ from .rank import (
     prepared_terms,
 )
 
-__all__ = ["EXACT_POOL", "POSTINGS_READ", "RARE_FRACTION", "RARE_MIN", "PoolIndex"]
+__all__ = [
+    "EXACT_POOL",
+    "EXTRA_CANDIDATES",
+    "POSTINGS_READ",
+    "RARE_FRACTION",
+    "RARE_MIN",
+    "PoolIndex",
+]
 
 EXACT_POOL = 2000
 """Pools up to this size read every query term's postings for the pre-score."""
+EXTRA_CANDIDATES = 10
+"""At most this many thread neighbours and multi-hop documents join a query's candidates, so
+the re-ranked set stays small whatever the pool size."""
 POSTINGS_READ = 200
 """At most this many postings of one term are read for the pre-score: its highest-impact
 ones (postings are stored by descending BM25 term impact), so a query's cost does not grow
@@ -135,7 +145,8 @@ class PoolIndex:
         """The candidate set of a query: the best ``depth`` by the pre-score
         (:meth:`candidates`), the thread neighbours of the first ``context_top`` of them,
         and up to ``hop_reach`` documents sharing each first bridge's rare terms (what the
-        context and multi-hop passes of the ranking can reach).
+        context and multi-hop passes of the ranking can reach), at most
+        :data:`EXTRA_CANDIDATES` of those.
 
         Args:
             query: The weighted query terms.
@@ -150,8 +161,10 @@ class PoolIndex:
         have = set(chosen)
         out = list(chosen)
 
+        cap = len(chosen) + EXTRA_CANDIDATES
+
         def add(pos: int) -> bool:
-            if pos in have or (allow is not None and not allow(pos)):
+            if len(out) >= cap or pos in have or (allow is not None and not allow(pos)):
                 return False
             have.add(pos)
             out.append(pos)
