@@ -183,6 +183,8 @@ class RankParams:
     hop_df_share: float = 0.05
     """A bridge term occurs in at most this share of the pool (or ``hop_min_df`` documents)."""
     hop_min_df: int = 3
+    hop_min_pool: int = 20
+    """No multi-hop pass in a pool smaller than this (every term is "rare" in a tiny pool)."""
     hop_reach: int = 6
     """At most this many documents per bridge are added to a pool's candidate set."""
     context_weight: float = 0.5
@@ -495,6 +497,8 @@ def bridge_terms(
 ) -> list[str]:
     """A bridge document's terms for the second pass: absent from the query, not function
     words or single CJK characters, shared with another document but rare in the pool."""
+    if stats.n_docs < params.hop_min_pool:
+        return []
     limit = max(params.hop_min_df, params.hop_df_share * stats.n_docs)
     found = []
     for term in counts:
