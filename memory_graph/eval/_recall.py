@@ -191,7 +191,7 @@ def pure_searcher(
 
     def search(corpus: str, query: str, k: int) -> list[str]:
         index = indexes[corpus]
-        want = max(3 * k, RERANK_DEPTH) if depth is None else depth
+        want = max(2 * k, RERANK_DEPTH) if depth is None else depth
         if want <= 0:
             pool: Sequence[Document] = index.docs
         else:

@@ -41,7 +41,7 @@ __all__ = [
 
 EXACT_POOL = 2000
 """Pools up to this size read every query term's postings for the pre-score."""
-EXTRA_CANDIDATES = 10
+EXTRA_CANDIDATES = 6
 """At most this many thread neighbours and multi-hop documents join a query's candidates, so
 the re-ranked set stays small whatever the pool size."""
 POSTINGS_READ = 200

@@ -63,8 +63,8 @@ __all__ = [
     "validate_search_args",
 ]
 
-RERANK_DEPTH = 30
-"""Candidates pre-scored in SQL that are re-ranked in Python (per query, at least)."""
+RERANK_DEPTH = 20
+"""Candidates kept by the pre-score and re-ranked (per query: at least this, or 2 x limit)."""
 
 
 
@@ -194,7 +194,7 @@ def search_op(
         pool,
         args.query,
         limit=args.limit,
-        depth=max(3 * args.limit, RERANK_DEPTH),
+        depth=max(2 * args.limit, RERANK_DEPTH),
         kinds=args.kinds,
         trusts=args.trusts,
         sensitivities=args.sensitivities,
@@ -324,7 +324,7 @@ def snapshot_op(
                 pool,
                 q,
                 limit=per_query,
-                depth=max(3 * per_query, RERANK_DEPTH),
+                depth=max(2 * per_query, RERANK_DEPTH),
                 kinds=KINDS,
                 trusts=TRUSTS,
                 sensitivities=["private"],
