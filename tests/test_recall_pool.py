@@ -128,8 +128,10 @@ def test_a_current_pool_costs_one_statement(sync_store, pg_dsn, clock):
     )
     snap, sent = drive(pg_dsn, snap_op)
     assert rid in snap and len(sent) == 1
-    # A write elsewhere: still one statement, and the change is in its answer.
+    # A write elsewhere: the stamps, then the changed rows; then one statement again.
     other = sync_store.add(ALICE, "fact", "Melanie paints sunsets too").record_id
+    hits, sent = drive(pg_dsn, search("sunsets"))
+    assert set(ids(hits)) == {rid, other} and len(sent) == 2
     hits, sent = drive(pg_dsn, search("sunsets"))
     assert set(ids(hits)) == {rid, other} and len(sent) == 1
 

@@ -308,7 +308,9 @@ def snapshot_op(
     for name, part in (("task_step", task_step), ("latest_input", latest_input), ("goal", goal)):
         if part is not None and not isinstance(part, str):
             raise ValidationError(f"{name} must be a string or None")
-    per_query = min(k, limits.max_search_limit)
+    # Each plan query ranks more than ``k``: a disagreement group that collapses to its
+    # marker leaves room that the next hits fill.
+    per_query = min(k + 4, limits.max_search_limit)
     queries: list[str] = []
     for q in plan_queries(task_step, latest_input, goal, max_chars=limits.max_query_chars):
         validate_search_args(
@@ -324,7 +326,7 @@ def snapshot_op(
                 pool,
                 q,
                 limit=per_query,
-                depth=max(2 * per_query, RERANK_DEPTH),
+                depth=max(2 * k, RERANK_DEPTH),
                 kinds=KINDS,
                 trusts=TRUSTS,
                 sensitivities=["private"],
