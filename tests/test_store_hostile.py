@@ -112,6 +112,7 @@ ENTRIES: dict[str, Any] = {
     "add": st.fixed_dictionaries({
         "kind": v, "content": v, "level": v, "key": v, "knowledge": v, "trust": v,
         "sensitivity": v, "confidence": v, "evidence": v, "expires_at": hostile_time}),
+    "add_many": st.fixed_dictionaries({"items": v, "level": v, "skip_refused": v}),
     "replace": st.fixed_dictionaries({"record_id": v, "content": v, "base_version": v,
                                       "knowledge": v, "expires_at": hostile_time}),
     "remove": st.fixed_dictionaries({"record_id": v, "base_version": v}),
