@@ -32,10 +32,12 @@ from ._ops_records import (
     CommitContext,
     active_count_sql,
     audit_row,
-    check_capacity,
     content_hash,
     lock,
     record_tokens,
+)
+from ._ops_records import (
+    _exact_count_sql as exact_count_sql,
 )
 from ._rows import jsonable
 
@@ -190,11 +192,16 @@ def add_many_op(
         audits.append(audit_row(ctx, ident, "record", rid, "create", None, after, 1))
         results[pos] = CommitResult("", "approved", "add", "CREATED", rid, 1)
     if audits:
-        check_capacity(
-            CommitContext(owner, ident, now, "api", None, "user-confirmed", {}, limits),
-            ident,
-            active + len(audits) - 1,
-        )
+        cap = limits.max_records_per_identity
+        if active + len(audits) > cap:  # ``active`` is an upper bound: count exactly
+            sql, sparams = exact_count_sql(ident, now)
+            row = yield Query(f"SELECT {sql} AS n", sparams, fetch="one")
+            if int(row["n"]) + len(audits) > cap:
+                raise LimitExceededError(
+                    f"identity {ident.level!r} holds {row['n']} active records; "
+                    f"{len(audits)} more would exceed the limit of {cap}: remove some records "
+                    "first or raise Limits.max_records_per_identity"
+                )
         # The token array column is text[][]-incompatible (ragged), so each record's tokens
         # are re-aggregated from the flat (id, token) pairs.
         acols = list(zip(*audits, strict=True))
