@@ -371,3 +371,25 @@ def test_without_pgvector_enable_fails_and_search_is_lexical(smake, pg_dsn):
     with pytest.raises(ConfigurationError, match="enable_embeddings"):
         store.index_embeddings(ALICE)
     assert emb.documents == 0
+
+
+def test_snapshot_uses_the_dense_leg_after_the_lexical_hits(vmake):
+    emb = TrigramEmbeddings()
+    store = vmake(emb)
+    lexical = vmake()
+    store.enable_embeddings()
+    hike = store.add(ALICE, "fact", "Enjoys hiking in the mountains every weekend").record_id
+    fish = store.add(ALICE, "fact", "Allergic to shellfish").record_id
+    assert store.index_embeddings(ALICE) == 2
+    # Lexical recall finds nothing for a paraphrase; the dense leg finds the record.
+    assert lexical.snapshot(ALICE, latest_input="hikers mountaineering") == ""
+    block = store.snapshot(ALICE, latest_input="hikers mountaineering", limit=1)
+    assert hike in block and fish not in block and emb.queries == 1
+    # The lexical hit keeps its first place; the dense hit follows it.
+    block = store.snapshot(ALICE, latest_input="shellfish and hikers mountaineering", limit=2)
+    assert block.index(fish) < block.index(hike)
+    # A failing model degrades to the lexical block.
+    broken = vmake(BrokenQueryEmbeddings())
+    assert broken.snapshot(ALICE, latest_input="shellfish") == lexical.snapshot(
+        ALICE, latest_input="shellfish"
+    )

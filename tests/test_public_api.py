@@ -66,6 +66,7 @@ EXPECTED = [
 
 STORE_API = [
     "add",
+    "add_many",
     "audit_log",
     "audit_summary",
     "check_thread",

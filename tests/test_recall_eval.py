@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from memory_graph.eval._recall import load_suite, main
+from memory_graph.eval._recall import load_suite, main, parse_time
 
 
 def _suite(tmp_path: Path) -> Path:
@@ -15,11 +15,13 @@ def _suite(tmp_path: Path) -> Path:
         {"corpus": "u1", "id": "d1", "text": "I play the violin", "time": None},
         {"corpus": "u1", "id": "d2", "text": "I like green tea", "time": None},
         {"corpus": "u2", "id": "d1", "text": "我喜欢喝咖啡", "time": None},
-        {"corpus": "u2", "id": "d2", "text": "我住在上海", "time": None},
+        {"corpus": "u2", "id": "d2", "text": "我住在上海", "time": "1:56 pm on 8 May, 2023"},
+        {"corpus": "u2", "id": "d3", "text": "我朋友的手机号是13812345678", "time": None},
     ]
     queries = [
         {"corpus": "u1", "query": "What instrument? violin", "relevant": ["d1"], "type": "a"},
         {"corpus": "u2", "query": "我喜欢喝什么咖啡？", "relevant": ["d1"], "type": "b"},
+        {"corpus": "u2", "query": "朋友的手机号", "relevant": ["d3"], "type": "b"},
     ]
     (tmp_path / "docs.jsonl").write_text("\n".join(json.dumps(d) for d in docs), "utf-8")
     (tmp_path / "queries.jsonl").write_text("\n".join(json.dumps(q) for q in queries), "utf-8")
@@ -28,12 +30,13 @@ def _suite(tmp_path: Path) -> Path:
 
 def test_pure_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     suite = _suite(tmp_path)
-    assert len(load_suite(suite)[0]) == 4
+    assert len(load_suite(suite)[0]) == 5
     assert main(["--suite", str(suite), "--pure", "--json"]) == 0
     summary = json.loads(capsys.readouterr().out)
     assert summary["all"]["recall@10"] == 1.0
     assert summary["all"]["mrr"] == 1.0
     assert set(summary) == {"all", "a", "b"}
+    assert summary["all"]["refused_docs"] == 0 and summary["all"]["stored_n"] == 3
 
 
 def test_bad_arguments(tmp_path: Path) -> None:
@@ -43,5 +46,28 @@ def test_bad_arguments(tmp_path: Path) -> None:
 
 def test_store_path(tmp_path: Path, pg_dsn: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--suite", str(_suite(tmp_path)), "--dsn", pg_dsn, "--json"]) == 0
-    summary = json.loads(capsys.readouterr().out)
-    assert summary["all"]["hit@10"] == 1.0
+    out = capsys.readouterr()
+    summary = json.loads(out.out)  # stdout is exactly one JSON document
+    assert "1 of 5 documents were refused" in out.err
+    whole = summary["all"]
+    # The guard refused the third query's only evidence: the headline counts it as a miss,
+    # the stored figures leave it out.
+    assert (whole["refused_docs"], whole["refused_relevant"], whole["stored_n"]) == (1, 1, 2)
+    assert whole["hit@10"] == pytest.approx(2 / 3)
+    assert whole["recall@10_stored"] == 1.0 and whole["mrr_stored"] == 1.0
+
+
+def test_store_path_table(tmp_path: Path, pg_dsn: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--suite", str(_suite(tmp_path)), "--dsn", pg_dsn]) == 0
+    out = capsys.readouterr().out
+    assert "refused documents: 1 (1 of them evidence of a query)" in out
+    assert "R@10st" in out
+
+
+def test_times_are_parsed(tmp_path: Path) -> None:
+    docs, _ = load_suite(_suite(tmp_path))
+    assert docs[3].time is not None and docs[3].time.isoformat() == "2023-05-08T13:56:00+00:00"
+    assert docs[0].time is None
+    assert parse_time("2023-05-08T10:00:00+02:00").utcoffset().total_seconds() == 7200
+    for bad in ("", "soon", 12, None, "99:99 pm on 8 May, 2023"):
+        assert parse_time(bad) is None

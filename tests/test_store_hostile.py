@@ -100,6 +100,9 @@ ENTRIES: dict[str, Any] = {
         "thread_id": v, "ttl": hostile_delta}),
     "get_proposal": st.fixed_dictionaries({"proposal_id": v}),
     "list_pending": st.fixed_dictionaries({"thread_id": v}),
+    "list_expired": st.fixed_dictionaries({"thread_id": v}),
+    "audit_summary": st.fixed_dictionaries({"since": hostile_time, "by": v}),
+    "note_blocked": st.fixed_dictionaries({"categories": v, "thread_id": v}),
     "decide": st.fixed_dictionaries({"proposal_id": v, "decision": st.one_of(
         st.sampled_from(["approve", "edit", "reject"]), v), "args": v, "message": v,
         "actor": v}),
@@ -112,6 +115,7 @@ ENTRIES: dict[str, Any] = {
     "add": st.fixed_dictionaries({
         "kind": v, "content": v, "level": v, "key": v, "knowledge": v, "trust": v,
         "sensitivity": v, "confidence": v, "evidence": v, "expires_at": hostile_time}),
+    "add_many": st.fixed_dictionaries({"items": v, "level": v, "skip_refused": v}),
     "replace": st.fixed_dictionaries({"record_id": v, "content": v, "base_version": v,
                                       "knowledge": v, "expires_at": hostile_time}),
     "remove": st.fixed_dictionaries({"record_id": v, "base_version": v}),
@@ -141,7 +145,9 @@ ENTRIES: dict[str, Any] = {
                                               "max_per_thread": v}),
 }
 # Entries without owner-scoped hostile input (lifecycle, server-wide DDL): covered elsewhere.
-NOT_DRIVEN = {"setup", "close", "open", "from_dsn", "enable_embeddings"}
+# sweep and forget_user act on every owner / a whole user: their hostile inputs are driven in
+# tests/test_privacy_sweep.py and tests/test_privacy_forget.py.
+NOT_DRIVEN = {"setup", "close", "open", "from_dsn", "enable_embeddings", "sweep", "forget_user"}
 
 
 def public_entries(cls: type) -> set[str]:

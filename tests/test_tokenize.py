@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import memory_graph.tokenize as tokenize_module
+import memory_graph.recall.tokenize as tokenize_module
 from memory_graph._types import Claim, Knowledge
 from memory_graph.tokenize import (
     TOKENIZER_VERSION,

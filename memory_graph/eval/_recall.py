@@ -10,7 +10,13 @@ Two paths share the metrics code:
   per corpus) and runs ``store.search``;
 - ``--pure`` ranks in process with :mod:`memory_graph.rank`, with no database (for tuning).
 
-Printed: recall@1/5/10, hit@k, MRR and p50/p95 latency, overall and per query type.
+Printed: recall@1/5/10, hit@k, MRR and p50/p95 latency, overall and per query type. The
+store path loads each corpus with the bulk trusted load (``add_many``, guarded like ``add``)
+and reports beside the headline how many documents the sensitive-data guard refused
+(``refused_docs``; ``refused_relevant`` of them are some query's evidence) and, per group, the
+recall and MRR over the queries whose evidence was all stored (``stored_n``,
+``recall@K_stored``, ``mrr_stored``). A document's ``time`` becomes its ``observed_at``.
+With ``--json`` only the JSON document goes to stdout; notes go to stderr.
 """
 
 from __future__ import annotations
@@ -19,15 +25,18 @@ import argparse
 import contextlib
 import json
 import math
+import sys
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-from ..rank import DEFAULT_PARAMS, Document, RankParams, corpus_stats, doc_terms, rank
-from ..tokenize import tokenize
+from ..recall.candidates import PoolIndex
+from ..recall.rank import DEFAULT_PARAMS, Document, RankParams, query_terms, rank
+from ..recall.tokenize import tokenize
 
 __all__ = [
     "EvalDoc",
@@ -49,6 +58,39 @@ class EvalDoc:
     corpus: str
     id: str
     text: str
+    time: datetime | None = None
+
+
+_TIME_FORMATS = ("%I:%M %p on %d %B, %Y", "%I:%M %p on %d %b, %Y", "%d %B, %Y", "%Y-%m-%d")
+
+
+def parse_time(raw: object) -> datetime | None:
+    """A document's ``time`` as an aware datetime (UTC when no zone is given), else ``None``.
+
+    Accepts ISO 8601 and LoCoMo's ``"1:56 pm on 8 May, 2023"``; anything else is ``None``.
+
+    Examples:
+        >>> parse_time("1:56 pm on 8 May, 2023").isoformat()
+        '2023-05-08T13:56:00+00:00'
+        >>> parse_time("yesterday") is None
+        True
+    """
+    if not isinstance(raw, str) or not raw.strip():
+        return None
+    text = raw.strip()
+    found: datetime | None = None
+    try:
+        found = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        for fmt in _TIME_FORMATS:
+            try:
+                found = datetime.strptime(text, fmt)
+                break
+            except ValueError:
+                continue
+    if found is None:
+        return None
+    return found if found.tzinfo is not None else found.replace(tzinfo=timezone.utc)
 
 
 @dataclass(frozen=True)
@@ -67,6 +109,10 @@ class Report:
 
     k: int
     rows: list[dict[str, Any]] = field(default_factory=list)
+    refused_docs: int = 0
+    """Documents the store refused (the sensitive-data guard)."""
+    refused_relevant: int = 0
+    """... of which some query's evidence."""
 
 
 Searcher = Callable[[str, str, int], list[str]]
@@ -90,7 +136,8 @@ def load_suite(suite: Path) -> tuple[list[EvalDoc], list[EvalQuery]]:
         The documents and the queries.
     """
     docs = [
-        EvalDoc(d["corpus"], str(d["id"]), d["text"]) for d in _read_jsonl(suite / "docs.jsonl")
+        EvalDoc(d["corpus"], str(d["id"]), d["text"], parse_time(d.get("time")))
+        for d in _read_jsonl(suite / "docs.jsonl")
     ]
     queries = [
         EvalQuery(q["corpus"], q["query"], tuple(str(r) for r in q["relevant"]), q["type"])
@@ -99,52 +146,96 @@ def load_suite(suite: Path) -> tuple[list[EvalDoc], list[EvalQuery]]:
     return docs, queries
 
 
-def pure_searcher(docs: Sequence[EvalDoc], params: RankParams = DEFAULT_PARAMS) -> Searcher:
+def threads(docs: Sequence[EvalDoc]) -> list[tuple[str | None, int]]:
+    """Each document's conversation thread and position: the dated documents of one corpus
+    with the same time are one session, in file order; undated documents have none."""
+    out: list[tuple[str | None, int]] = []
+    seen: dict[str, int] = {}
+    for d in docs:
+        if d.time is None:
+            out.append((None, 0))
+            continue
+        thread = f"{d.corpus}@{d.time.isoformat()}"
+        seq = seen.get(thread, 0)
+        seen[thread] = seq + 1
+        out.append((thread, seq))
+    return out
+
+
+def pure_searcher(
+    docs: Sequence[EvalDoc], params: RankParams = DEFAULT_PARAMS, *, depth: int | None = None
+) -> Searcher:
     """Build an in-process searcher over the documents (no database).
+
+    It runs the store's recall pipeline on each corpus: a
+    :class:`~memory_graph.recall.candidates.PoolIndex`, its candidate set for the query
+    (``depth`` best by the pre-score, the store's default when ``None``, plus what the
+    context and multi-hop passes reach), then :func:`memory_graph.recall.rank.rank`.
 
     Args:
         docs: All documents of the suite.
         params: Ranking constants.
+        depth: Pre-score depth; ``0`` ranks every document of the corpus.
 
     Returns:
-        A searcher that ranks a corpus's documents with :func:`memory_graph.rank.rank`.
+        A searcher ``(corpus, query, k) -> ids``.
     """
+    from ..storage._search import RERANK_DEPTH
+
     by_corpus: dict[str, list[Document]] = defaultdict(list)
-    for d in docs:
-        by_corpus[d.corpus].append(Document(id=d.id, tokens=tokenize(d.text), text=d.text))
-    stats = {c: corpus_stats(ds, params) for c, ds in by_corpus.items()}
-    # Warm the term cache so that latency figures measure ranking, not first-time stemming.
-    for ds in by_corpus.values():
-        for doc in ds:
-            doc_terms(doc.tokens)
+    for d, (thread, seq) in zip(docs, threads(docs), strict=True):
+        by_corpus[d.corpus].append(
+            Document(id=d.id, tokens=tokenize(d.text), text=d.text, thread=thread, seq=seq)
+        )
+    indexes = {c: PoolIndex(ds, params) for c, ds in by_corpus.items()}
 
     def search(corpus: str, query: str, k: int) -> list[str]:
-        ranked = rank(query, by_corpus[corpus], limit=k, stats=stats[corpus], params=params)
+        index = indexes[corpus]
+        want = max(2 * k, RERANK_DEPTH) if depth is None else depth
+        if want <= 0:
+            pool: Sequence[Document] = index.docs
+        else:
+            pool = [index.docs[p] for p in index.select(query_terms(query, params), depth=want)]
+        ranked = rank(query, pool, limit=k, stats=index.stats, params=params)
         return [r.doc.id for r in ranked]
 
     return search
 
 
-def evaluate(queries: Sequence[EvalQuery], search: Searcher, *, k: int = 10) -> Report:
+def evaluate(
+    queries: Sequence[EvalQuery],
+    search: Searcher,
+    *,
+    k: int = 10,
+    refused: Iterable[tuple[str, str]] = (),
+) -> Report:
     """Run every query and record its ranks and latency.
 
     Args:
         queries: The queries.
         search: The searcher under test.
         k: How many results to fetch (at least 10 so recall@10 is defined).
+        refused: ``(corpus, doc id)`` of the documents the store refused.
 
     Returns:
         The per-query report.
     """
     depth = max(k, 10)
-    report = Report(k=k)
+    gone = set(refused)
+    evidence = {(q.corpus, r) for q in queries for r in q.relevant}
+    report = Report(k=k, refused_docs=len(gone), refused_relevant=len(gone & evidence))
     for q in queries:
         started = time.perf_counter()
         ids = search(q.corpus, q.query, depth)
         elapsed = (time.perf_counter() - started) * 1000.0
         relevant = set(q.relevant)
         first = next((i + 1 for i, rid in enumerate(ids) if rid in relevant), None)
-        row: dict[str, Any] = {"type": q.type, "ms": elapsed, "rr": 1.0 / first if first else 0.0}
+        row: dict[str, Any] = {
+            "type": q.type,
+            "ms": elapsed,
+            "rr": 1.0 / first if first else 0.0,
+            "stored": not any((q.corpus, r) in gone for r in relevant),
+        }
         for cut in (1, 5, 10, k):
             found = len(relevant.intersection(ids[:cut]))
             row[f"r@{cut}"] = found / len(relevant) if relevant else 0.0
@@ -176,26 +267,32 @@ def store_report(
     import tempfile
     import uuid
 
-    from .. import MemoryStore, Owner
-    from ..errors import ValidationError
+    from .. import Limits, MemoryStore, Owner
 
     run = uuid.uuid4().hex[:8]
+    by_corpus: dict[str, list[EvalDoc]] = defaultdict(list)
+    for d in docs:
+        by_corpus[d.corpus].append(d)
     with tempfile.TemporaryDirectory(prefix="mg-eval-") as tmp, contextlib.ExitStack() as stack:
         url = stack.enter_context(_scratch_database(dsn, run)) if dsn else None
-        with MemoryStore.from_dsn(url, data_dir=None if url else tmp) as store:
+        limits = Limits(max_records_per_identity=max(1000, *map(len, by_corpus.values())))
+        with MemoryStore.from_dsn(url, data_dir=None if url else tmp, limits=limits) as store:
             store.setup()
             owners: dict[str, Owner] = {}
             id_map: dict[tuple[str, str], str] = {}
-            skipped = 0
-            for d in docs:
-                owner = owners.setdefault(d.corpus, Owner(f"eval-{run}-{d.corpus}"))
-                try:
-                    result = store.add(owner, "fact", d.text)
-                except ValidationError:  # e.g. refused by the sensitive-data guard
-                    skipped += 1
-                    continue
-                if result.record_id is not None:
-                    id_map.setdefault((d.corpus, result.record_id), d.id)
+            refused: list[tuple[str, str]] = []
+            for corpus, cdocs in by_corpus.items():
+                owner = owners[corpus] = Owner(f"eval-{run}-{corpus}")
+                items = [
+                    {"kind": "fact", "content": d.text, "evidence": _evidence(d, thread, seq)}
+                    for d, (thread, seq) in zip(cdocs, threads(cdocs), strict=True)
+                ]
+                for d, result in zip(cdocs, store.add_many(owner, items, skip_refused=True),
+                                     strict=True):
+                    if result.record_id is None:
+                        refused.append((corpus, d.id))
+                    else:
+                        id_map.setdefault((corpus, result.record_id), d.id)
             if url is not None:
                 _analyze(url)
 
@@ -203,9 +300,22 @@ def store_report(
                 hits = store.search(owners[corpus], query[:2048], limit=min(limit, 100))
                 return [id_map.get((corpus, h.record.id), h.record.id) for h in hits]
 
-            if skipped:
-                print(f"note: {skipped} of {len(docs)} documents were refused by the store")
-            return evaluate(queries, search, k=k)
+            if refused:
+                print(f"note: {len(refused)} of {len(docs)} documents were refused by the store",
+                      file=sys.stderr)
+            return evaluate(queries, search, k=k, refused=refused)
+
+
+def _evidence(doc: EvalDoc, thread: str | None, seq: int) -> dict[str, Any]:
+    """A document's provenance: its session as the thread, its time plus its position in
+    the session in microseconds as the observation time (so the turn order survives)."""
+    if doc.time is None or thread is None:
+        return {"source_event_id": doc.id[:512]}
+    return {
+        "source_event_id": doc.id[:512],
+        "thread_id": thread[:512],
+        "observed_at": doc.time + timedelta(microseconds=seq),
+    }
 
 
 @contextlib.contextmanager
@@ -249,6 +359,10 @@ def _aggregate(rows: Sequence[dict[str, Any]], k: int) -> dict[str, float]:
         out[f"recall@{cut}"] = sum(r[f"r@{cut}"] for r in rows) / n
     out[f"hit@{k}"] = sum(r[f"hit@{k}"] for r in rows) / n
     out["mrr"] = sum(r["rr"] for r in rows) / n
+    stored = [r for r in rows if r.get("stored", True)]
+    out["stored_n"] = float(len(stored))
+    out[f"recall@{k}_stored"] = sum(r[f"r@{k}"] for r in stored) / (len(stored) or 1)
+    out["mrr_stored"] = sum(r["rr"] for r in stored) / (len(stored) or 1)
     latencies = [r["ms"] for r in rows]
     out["p50_ms"] = _percentile(latencies, 50)
     out["p95_ms"] = _percentile(latencies, 95)
@@ -268,6 +382,8 @@ def summarize(report: Report) -> dict[str, dict[str, float]]:
     for row in report.rows:
         groups[row["type"]].append(row)
     summary = {"all": _aggregate(report.rows, report.k)}
+    summary["all"]["refused_docs"] = float(report.refused_docs)
+    summary["all"]["refused_relevant"] = float(report.refused_relevant)
     for name in sorted(groups):
         summary[name] = _aggregate(groups[name], report.k)
     return summary
@@ -275,7 +391,8 @@ def summarize(report: Report) -> dict[str, dict[str, float]]:
 
 def _format(summary: dict[str, dict[str, float]], k: int) -> str:
     cuts = sorted({1, 5, 10, k})
-    head = ["group", "n", *[f"R@{c}" for c in cuts], f"hit@{k}", "MRR", "p50ms", "p95ms"]
+    head = ["group", "n", *[f"R@{c}" for c in cuts], f"hit@{k}", "MRR"]
+    head += ["stored", f"R@{k}st", "MRRst", "p50ms", "p95ms"]
     lines = ["  ".join(f"{h:>8}" if i else f"{h:<28}" for i, h in enumerate(head))]
     for name, m in summary.items():
         cells = [
@@ -283,10 +400,18 @@ def _format(summary: dict[str, dict[str, float]], k: int) -> str:
             *[f"{m[f'recall@{c}']:>8.3f}" for c in cuts],
             f"{m[f'hit@{k}']:>8.3f}",
             f"{m['mrr']:>8.3f}",
+            f"{int(m['stored_n']):>8}",
+            f"{m[f'recall@{k}_stored']:>8.3f}",
+            f"{m['mrr_stored']:>8.3f}",
             f"{m['p50_ms']:>8.2f}",
             f"{m['p95_ms']:>8.2f}",
         ]
         lines.append("  ".join([f"{name:<28}", *cells]))
+    all_ = summary.get("all", {})
+    lines.append(
+        f"refused documents: {int(all_.get('refused_docs', 0))} "
+        f"({int(all_.get('refused_relevant', 0))} of them evidence of a query)"
+    )
     return "\n".join(lines)
 
 
@@ -314,11 +439,11 @@ def main(argv: list[str]) -> int:
     """
     args = _parser().parse_args(argv)
     if not 1 <= args.k <= 100:
-        print("--k must be in 1..100")
+        print("error: --k must be in 1..100", file=sys.stderr)
         return 2
     suite: Path = args.suite
     if not (suite / "docs.jsonl").is_file() or not (suite / "queries.jsonl").is_file():
-        print(f"{suite} must contain docs.jsonl and queries.jsonl")
+        print(f"error: {suite} must contain docs.jsonl and queries.jsonl", file=sys.stderr)
         return 2
     docs, queries = load_suite(suite)
     if args.pure:

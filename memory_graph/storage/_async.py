@@ -46,6 +46,7 @@ from . import _ops_writes as W
 from . import _search as S
 from ._base import StoreBase, pool_kwargs
 from ._driver import Op, PoolOptions, map_unavailable, open_async_pool, run_async
+from ._ops_bulk import add_many_op
 from ._ops_persona import (
     complete_onboarding_op,
     ensure_bootstrap_op,
@@ -60,6 +61,7 @@ from ._vector import (
     embeddings_ready_op,
     enable_embeddings_op,
     hybrid_search_op,
+    hybrid_snapshot_op,
     pending_embeddings_op,
     vector_errors,
     write_embeddings_op,
@@ -276,6 +278,7 @@ class AsyncMemoryStore(StoreBase, AsyncPrivacyMethods):
                         query_vector=vector,
                         model=self._model,
                         limits=self._limits,
+                        cache=self._recall,
                     )
                 )
         return await self._read(
@@ -289,6 +292,7 @@ class AsyncMemoryStore(StoreBase, AsyncPrivacyMethods):
                 as_of=as_of,
                 clock=self._clock,
                 limits=self._limits,
+                cache=self._recall,
             )
         )
 
@@ -565,6 +569,46 @@ class AsyncMemoryStore(StoreBase, AsyncPrivacyMethods):
             )
         )
 
+    async def add_many(
+        self,
+        owner: Owner,
+        items: Sequence[Mapping[str, Any]],
+        *,
+        level: IdentityLevel = "user",
+        skip_refused: bool = False,
+    ) -> list[CommitResult]:
+        """Bulk trusted load: many ``add`` items of one identity committed in one statement.
+
+        Each item is a mapping of :meth:`add`'s arguments (``kind``, ``content`` and optional
+        ``knowledge``, ``key``, ``trust``, ``sensitivity``, ``confidence``, ``evidence``,
+        ``expires_at``), validated and guarded exactly as :meth:`add` does. Then, in one
+        transaction, duplicates and capacity are read in one statement and every new record,
+        its index and its ``create`` audit row are written in one statement. Unlike a loop of
+        :meth:`add`, no proposal rows are written (audit rows carry actor ``api``) and a
+        duplicate (already active, or earlier in the batch) is ``UNCHANGED`` without raising
+        confidence.
+
+        Returns one result per item, in order: ``approved`` with ``CREATED`` or
+        ``UNCHANGED``, or, with ``skip_refused``, ``rejected`` (with the guard's message) for
+        an item the sensitive-data guard refused.
+
+        Raises:
+            ValidationError: an invalid item, or a guard refusal without ``skip_refused``;
+                nothing is written.
+            LimitExceededError: more items than ``Limits.max_records_per_identity``, or the
+                identity's capacity would be exceeded; nothing is written.
+        """
+        return await self._run(
+            add_many_op(
+                owner,
+                items,
+                level=level,
+                skip_refused=skip_refused,
+                clock=self._clock,
+                limits=self._limits,
+            )
+        )
+
     async def replace(
         self,
         owner: Owner,
@@ -662,7 +706,37 @@ class AsyncMemoryStore(StoreBase, AsyncPrivacyMethods):
         max_bytes: int | None = None,
         max_tokens: int | None = None,
     ) -> str:
-        """The framed ``<memory_source>`` recall block ("" when nothing fits)."""
+        """The framed ``<memory_source>`` recall block ("" when nothing fits).
+
+        ``limit`` counts records; a disagreement group that does not fit in it shows its
+        marker line instead of its sides. With embeddings configured and enabled, the dense
+        hits of the plan's first text follow the lexical ones (a failed query embedding
+        degrades to lexical, with a warning).
+        """
+        text = self._snapshot_text(task_step, latest_input, goal)
+        if text is not None and self._embeddings is not None and await self._ready():
+            try:  # outside any transaction: a model call never holds a connection
+                vector = self._query_vector(await self._embeddings.aembed_query(text))
+            except Exception as exc:  # any model failure degrades to lexical
+                self._embedding_failed(exc)
+            else:
+                return await self._read(
+                    hybrid_snapshot_op(
+                        owner,
+                        query_vector=vector,
+                        model=self._model,
+                        task_step=task_step,
+                        latest_input=latest_input,
+                        goal=goal,
+                        as_of=as_of,
+                        limit=limit,
+                        max_bytes=max_bytes,
+                        max_tokens=max_tokens,
+                        clock=self._clock,
+                        limits=self._limits,
+                        cache=self._recall,
+                    )
+                )
         return await self._read(
             S.snapshot_op(
                 owner,
@@ -675,6 +749,7 @@ class AsyncMemoryStore(StoreBase, AsyncPrivacyMethods):
                 max_tokens=max_tokens,
                 clock=self._clock,
                 limits=self._limits,
+                cache=self._recall,
             )
         )
 

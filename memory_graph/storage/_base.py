@@ -11,9 +11,11 @@ from typing import TYPE_CHECKING, Any
 from .._time import Clock, system_clock
 from .._types import Limits
 from ..errors import ConfigurationError, ValidationError
-from ..hybrid import model_key, vector_literal
+from ..recall.hybrid import model_key, vector_literal
+from ..recall.plan import plan_queries
 from ..validate import aware
 from ._driver import PoolOptions
+from ._recall_cache import RecallCache
 from ._search import SearchArgs, validate_search_args
 
 if TYPE_CHECKING:
@@ -55,6 +57,7 @@ class StoreBase:
         # How the pool connects; open() sets the caller's options, and the checkpointer
         # opened for this store (nodes.open_checkpointer) uses the same ones.
         self._pool_options = PoolOptions()
+        self._recall = RecallCache()
         if embeddings is not None and not all(
             callable(getattr(embeddings, m, None))
             for m in ("embed_query", "embed_documents", "aembed_query", "aembed_documents")
@@ -120,6 +123,15 @@ class StoreBase:
         if not args.query.strip():
             return None
         return args, self._clock() if as_of is None else aware(as_of, "as_of")
+
+    def _snapshot_text(self, *parts: Any) -> str | None:
+        """The text a hybrid snapshot embeds: the plan's first query, when a dense leg applies."""
+        if self._embeddings is None or self._vectors_ready is False:
+            return None
+        if not all(p is None or isinstance(p, str) for p in parts):
+            return None  # the snapshot op reports the bad argument
+        plan = plan_queries(*parts, max_chars=self._limits.max_query_chars)
+        return plan[0] if plan else None
 
     def _query_vector(self, raw: Sequence[float]) -> list[float]:
         vector = [float(v) for v in raw]

@@ -133,7 +133,7 @@ def apply_set_preference(
         )
     if state is None:
         yield from check_capacity(ctx, ident, found["active_n"])
-    tokens = record_tokens(value, None)
+    tokens = record_tokens(value, None, key)
     common = (
         value,
         ctx.trust,

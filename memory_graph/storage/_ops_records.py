@@ -25,7 +25,7 @@ from psycopg.types.json import Jsonb
 from .._identity import Identity, Owner
 from .._types import Limits, Record, Trust, WriteStatus
 from ..errors import LimitExceededError, NotFoundError, ValidationError
-from ..tokenize import index_tokens
+from ..recall.tokenize import index_tokens
 from ..validate import event_id, expiry, short
 from ._driver import Op, Query
 from ._rows import RECORD_COLS, jsonable, knowledge_from_json, record_from_row, visible
@@ -238,9 +238,9 @@ def audit(
     )
 
 
-def record_tokens(content: str, knowledge: Any) -> list[str]:
+def record_tokens(content: str, knowledge: Any, key: str | None = None) -> list[str]:
     """The sorted, distinct index tokens of a record (what ``mg_records.tokens`` holds)."""
-    return sorted(set(index_tokens(content, knowledge_from_json(knowledge))))
+    return sorted(set(index_tokens(content, knowledge_from_json(knowledge), key)))
 
 
 def insert_tokens_query(scope: str, record_id: str, tokens: list[str]) -> Query:
@@ -429,7 +429,7 @@ def apply_add(ctx: CommitContext, args: dict[str, Any], *, optimistic: bool = Fa
     ev = ctx.evidence
     conf = args.get("confidence", 1.0 if ctx.trust == "user-confirmed" else 0.7)
     claim = (knowledge or {}).get("claim") or {}
-    tokens = record_tokens(args["content"], knowledge)
+    tokens = record_tokens(args["content"], knowledge, args.get("key"))
     insert = Query(
         "INSERT INTO mg_records (scope_id, id, level, agent_key, workspace_key, kind, key, "
         "content, trust, sensitivity, confidence, source, source_event_id, observed_at, quote, "
@@ -510,7 +510,7 @@ def apply_replace(
     claim = (knowledge or {}).get("claim") or {}
     version = r.version + 1
     scope = r.identity.scope_id
-    tokens = record_tokens(args["content"], knowledge)
+    tokens = record_tokens(args["content"], knowledge, r.key)
     # The old index rows go in this statement, the new ones with the commit: an insert cannot
     # follow a delete of the same keys within one statement.
     yield statement(

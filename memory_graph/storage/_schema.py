@@ -457,4 +457,53 @@ MIGRATIONS: list[str] = [
     CREATE INDEX IF NOT EXISTS mg_audit_content ON mg_audit (at)
         WHERE before IS NOT NULL OR after IS NOT NULL;
     """,
+    # v12: the recall version stamp. Every insert or update of a record takes the next stamp
+    # of its identity (a row lock on mg_recall_stamp, held to commit, so an identity's stamps
+    # commit in order) into mg_records.rseq; a delete, or a row leaving its identity, bumps
+    # ``resets``. A recall reads its owner's stamps and the rows newer than the ones it holds
+    # in one statement, so an in-process pool is kept coherent across processes.
+    """
+    ALTER TABLE mg_records ADD COLUMN IF NOT EXISTS rseq bigint NOT NULL DEFAULT 0;
+    CREATE INDEX IF NOT EXISTS mg_records_rseq
+        ON mg_records (scope_id, agent_key, workspace_key, rseq);
+    CREATE TABLE IF NOT EXISTS mg_recall_stamp (
+        scope_id text NOT NULL,
+        agent_key text NOT NULL,
+        workspace_key text NOT NULL,
+        stamp bigint NOT NULL DEFAULT 0,
+        resets bigint NOT NULL DEFAULT 0,
+        PRIMARY KEY (scope_id, agent_key, workspace_key) INCLUDE (stamp, resets)
+    );
+    CREATE OR REPLACE FUNCTION mg_recall_stamp_row() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        IF TG_OP = 'UPDATE' AND (OLD.scope_id, OLD.agent_key, OLD.workspace_key)
+                IS DISTINCT FROM (NEW.scope_id, NEW.agent_key, NEW.workspace_key) THEN
+            INSERT INTO mg_recall_stamp AS s (scope_id, agent_key, workspace_key, stamp, resets)
+            VALUES (OLD.scope_id, OLD.agent_key, OLD.workspace_key, 1, 1)
+            ON CONFLICT (scope_id, agent_key, workspace_key)
+            DO UPDATE SET stamp = s.stamp + 1, resets = s.resets + 1;
+        END IF;
+        INSERT INTO mg_recall_stamp AS s (scope_id, agent_key, workspace_key, stamp)
+        VALUES (NEW.scope_id, NEW.agent_key, NEW.workspace_key, 1)
+        ON CONFLICT (scope_id, agent_key, workspace_key) DO UPDATE SET stamp = s.stamp + 1
+        RETURNING s.stamp INTO NEW.rseq;
+        RETURN NEW;
+    END $$;
+    DROP TRIGGER IF EXISTS mg_records_stamp ON mg_records;
+    CREATE TRIGGER mg_records_stamp BEFORE INSERT OR UPDATE ON mg_records
+        FOR EACH ROW EXECUTE FUNCTION mg_recall_stamp_row();
+    CREATE OR REPLACE FUNCTION mg_recall_stamp_del() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        INSERT INTO mg_recall_stamp AS s (scope_id, agent_key, workspace_key, stamp, resets)
+        SELECT DISTINCT scope_id, agent_key, workspace_key, 1, 1 FROM mg_stamp_old
+        ORDER BY 1, 2, 3
+        ON CONFLICT (scope_id, agent_key, workspace_key)
+        DO UPDATE SET stamp = s.stamp + 1, resets = s.resets + 1;
+        RETURN NULL;
+    END $$;
+    DROP TRIGGER IF EXISTS mg_records_stamp_del ON mg_records;
+    CREATE TRIGGER mg_records_stamp_del AFTER DELETE ON mg_records
+        REFERENCING OLD TABLE AS mg_stamp_old
+        FOR EACH STATEMENT EXECUTE FUNCTION mg_recall_stamp_del();
+    """,
 ]

@@ -1,26 +1,20 @@
-"""Recall in PostgreSQL: ranking of fetched rows, and the search and snapshot ops that the
-sync and async stores drive (the SQL is built in :mod:`._search_sql`).
+"""The search and snapshot ops that the sync and async stores drive.
 
-A search is two stages. **In SQL** (one statement), the pool size and each query term's
-document frequency are read from the per-identity statistics tables, postings are read for
-the query's selective terms only (by ``(scope_id, token)`` and the owner's four identities, so
-other users' and identities' rows are never read), and the best :data:`RERANK_DEPTH`
-candidates by an IDF-sum pre-score are fetched with their record columns. **In Python**,
-:mod:`memory_graph.rank` re-ranks them with the full formula (BM25, coverage, phrase bonus,
-priors, feedback), using ``N`` and the pool frequencies for the query terms. An empty query
-means everything visible, best priors first. A snapshot answers all its plan queries with one
-candidate statement.
+Both read the owner's pool through :func:`._recall_cache.pool_op`: one statement that reads
+the owner's recall stamps and only the rows changed since the pool in the store's cache was
+read (none, usually). Candidates, ranking (:mod:`memory_graph.recall`), standing guidance
+and disagreement groups are then computed in process over that pool, so a recall costs one
+round trip plus ranking of a small candidate set. An empty query means everything visible,
+best priors first. The SQL candidate statement of :mod:`._search_sql` remains for callers
+that rank in the database.
 
 Disagreement is computed over every visible, active, unexpired, non-sensitive record with a
-claim, independent of the query and filters; it is read only for the claim keys of the hits
-(a record without a claim is in no group), so a search whose hits carry no claim needs no
-second round trip.
+claim, independent of the query and filters, for the claim keys of the hits (a record
+without a claim is in no group).
 """
 
 from __future__ import annotations
 
-import json
-from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
@@ -28,19 +22,26 @@ from typing import Any
 from .._identity import Owner
 from .._time import Clock
 from .._types import Disagreement, Limits, Record, SearchHit
-from ..budget import Budget, TokenCounter
 from ..errors import LimitExceededError, ValidationError
-from ..query import STANDING_KINDS, STANDING_TRUSTS, merge_hits, plan_queries
-from ..rank import CorpusStats, Document, Ranked, corpus_stats, rank
+from ..recall.budget import Budget, TokenCounter
+from ..recall.plan import STANDING_KINDS, STANDING_TRUSTS, merge_hits, plan_queries
+from ..recall.rank import Ranked
+from ..recall.tokenize import tokenize
 from ..render import render_snapshot
-from ..tokenize import index_tokens
 from ..validate import KINDS, SENSITIVITIES, TRUSTS, aware, text
 from ..validate import members as _names_in
-from ._driver import Op, Query
-from ._rows import identity_from_row, knowledge_from_json, record_from_row
+from ._driver import Op
+from ._recall_cache import (
+    RecallCache,
+    disagreements_of,
+    hits_of,
+    pool_disagreements,
+    pool_op,
+    rank_pool,
+)
+from ._rows import record_from_row
 from ._search_sql import (
     LexicalPlan,
-    build_browse_query,
     build_candidate_query,
     build_disagreement_query,
     lookup_tokens,
@@ -55,7 +56,6 @@ __all__ = [
     "build_disagreement_query",
     "disagreements_from_rows",
     "lookup_tokens",
-    "rank_hits",
     "search_op",
     "snapshot_from_hits",
     "snapshot_op",
@@ -63,10 +63,9 @@ __all__ = [
     "validate_search_args",
 ]
 
-RERANK_DEPTH = 200
-"""Candidates pre-scored in SQL that are re-ranked in Python (per query, at least)."""
+RERANK_DEPTH = 20
+"""Candidates kept by the pre-score and re-ranked (per query: at least this, or 2 x limit)."""
 
-_MAX_DISAGREEMENT_IDS = 4
 
 
 class SearchArgs:
@@ -155,168 +154,7 @@ def disagreements_from_rows(
         ``(by record id, records by claim key)``; ids are ordered by identity precedence then
         id, at most 4 per disagreement.
     """
-    groups: dict[str, list[Record]] = {}
-    for row in rows:
-        groups.setdefault(row["claim_key"], []).append(record_from_row(row))
-    by_id: dict[str, Disagreement] = {}
-    for key, members in groups.items():
-        members.sort(key=lambda r: (r.identity.precedence, r.id))
-        values = {m.knowledge.claim.value for m in members if m.knowledge and m.knowledge.claim}
-        if len(values) < 2:
-            continue
-        dis = Disagreement(
-            key=key,
-            count=len(members),
-            ids=tuple(m.id for m in members[:_MAX_DISAGREEMENT_IDS]),
-        )
-        for m in members:
-            by_id[m.id] = dis
-    return by_id, groups
-
-
-_DOC_CACHE: OrderedDict[tuple[Any, ...], Document] = OrderedDict()
-_DOC_CACHE_SIZE = 50_000
-
-
-def _row_document(row: Mapping[str, Any]) -> Document:
-    """A ranking document from a candidate row, cached per record version and ranking fields."""
-    key = (
-        row["scope_id"],
-        str(row["id"]),
-        int(row["version"]),
-        row["content_hash"],
-        row["trust"],
-        row["confidence"],
-        row["sensitivity"],
-        row["level"],
-        row["agent_key"],
-        row["workspace_key"],
-    )
-    doc = _DOC_CACHE.get(key)
-    if doc is not None:
-        _DOC_CACHE.move_to_end(key)
-        return doc
-    knowledge = knowledge_from_json(row["knowledge"]) if row["knowledge"] else None
-    doc = Document(
-        id=key[1],
-        # Index tokens with repeats (the stored array is a set).
-        tokens=tuple(index_tokens(row["content"], knowledge)),
-        text=row["content"],
-        trust=row["trust"],
-        confidence=float(row["confidence"]),
-        precedence=identity_from_row(row).precedence,
-        dedup_key=f"{row['content_hash']}|{knowledge!r}",
-        sensitive=row["sensitivity"] == "sensitive",
-        cache_key="|".join(map(str, key[:4])),
-    )
-    _DOC_CACHE[key] = doc
-    if len(_DOC_CACHE) > _DOC_CACHE_SIZE:
-        _DOC_CACHE.popitem(last=False)
-    return doc
-
-
-class _Stats:
-    """Pool statistics of a candidate statement (its ``stats`` column, parsed once)."""
-
-    __slots__ = ("df", "n")
-
-    def __init__(self, raw: Any) -> None:
-        data = json.loads(raw) if isinstance(raw, str) else (raw or {})
-        self.n = int(data.get("n") or 0)
-        self.df: dict[int, dict[str, int]] = {}
-        for key, value in (data.get("df") or {}).items():
-            q, _, term = str(key).partition("|")
-            self.df.setdefault(int(q), {})[term] = int(value)
-
-
-def _rank_rows(
-    rows: Sequence[Mapping[str, Any]],
-    query: str,
-    *,
-    limit: int,
-    include_sensitive: bool,
-    pool_n: int = 0,
-    pool_df: Mapping[str, int] | None = None,
-) -> list[Ranked]:
-    docs = [_row_document(row) for row in rows]
-    n = max(pool_n, len(docs))
-    stats: CorpusStats = corpus_stats(docs, n_docs=n)
-    if pool_df:
-        # Query terms: frequencies over the whole visible pool (from SQL); other terms (used
-        # by feedback) keep their frequency among the candidates.
-        df = dict(stats.df)
-        df.update(pool_df)
-        stats = CorpusStats(n_docs=n, avgdl=stats.avgdl, df=df)
-    return rank(query, docs, limit=limit, stats=stats, include_sensitive=include_sensitive)
-
-
-def _hits(
-    ranked: Sequence[Ranked],
-    rows: Sequence[Mapping[str, Any]],
-    disagreements: Mapping[str, Disagreement] | None,
-) -> list[SearchHit]:
-    by_id = {str(row["id"]): row for row in rows}
-    dis = disagreements or {}
-    return [
-        SearchHit(
-            record=record_from_row(by_id[r.doc.id]), score=r.score, disagreement=dis.get(r.doc.id)
-        )
-        for r in ranked
-    ]
-
-
-def rank_hits(
-    rows: Sequence[Mapping[str, Any]],
-    query: str,
-    *,
-    limit: int,
-    disagreements: Mapping[str, Disagreement] | None = None,
-    include_sensitive: bool = True,
-) -> list[SearchHit]:
-    """Rank candidate rows for a query.
-
-    Args:
-        rows: Rows from :func:`build_candidate_query` (one plan) or
-            :func:`build_browse_query`.
-        query: The query text.
-        limit: Top-K.
-        disagreements: Disagreement by record id (:func:`disagreements_from_rows`).
-        include_sensitive: Keep sensitive rows (the SQL already applied the filter).
-
-    Returns:
-        At most ``limit`` hits, best first, duplicates dropped before the limit.
-    """
-    if not rows:
-        return []
-    stats = _Stats(rows[0].get("stats"))
-    ranked = _rank_rows(
-        rows,
-        query,
-        limit=limit,
-        include_sensitive=include_sensitive,
-        pool_n=stats.n,
-        pool_df=stats.df.get(0),
-    )
-    return _hits(ranked, rows, disagreements)
-
-
-def _claim_keys(rows: Iterable[Mapping[str, Any]]) -> list[str]:
-    """Claim keys of rows that can be in a disagreement group (private, with a claim)."""
-    return sorted(
-        {r["claim_key"] for r in rows if r["claim_key"] and r["sensitivity"] == "private"}
-    )
-
-
-def _disagreements(
-    owner: Owner, at: datetime, rows: Sequence[Mapping[str, Any]]
-) -> Op[tuple[dict[str, Disagreement], dict[str, list[Record]]]]:
-    """Disagreement groups of the claim keys among ``rows`` (no round trip without any)."""
-    keys = _claim_keys(rows)
-    if not keys:
-        return {}, {}
-    dsql, dparams = build_disagreement_query(owner, as_of=at, claim_keys=keys)
-    drows = yield Query(dsql, dparams)
-    return disagreements_from_rows(drows)
+    return disagreements_of(record_from_row(row) for row in rows)
 
 
 def _as_of(as_of: datetime | None, clock: Clock) -> datetime:
@@ -334,10 +172,12 @@ def search_op(
     as_of: datetime | None = None,
     clock: Clock,
     limits: Limits,
+    cache: RecallCache | None = None,
 ) -> Op[list[SearchHit]]:
     """Lexical search over the owner's visible, active records (DESIGN §6). Reads only.
 
-    One round trip, plus one for disagreement groups when a hit has a claim.
+    One round trip when the owner's pool in ``cache`` is current (see
+    :mod:`._recall_cache`); ranking and disagreement groups are computed in process.
 
     Raises:
         ValidationError: bad filters or limit.
@@ -347,38 +187,64 @@ def search_op(
         query, limit=limit, kinds=kinds, trusts=trusts, sensitivities=sensitivities, limits=limits
     )
     at = _as_of(as_of, clock)
-    plan: LexicalPlan | None = None
-    if args.query.strip():
-        plan = LexicalPlan(args.query)
-        if not plan.tokens:
-            return []
-    sql, params = build_candidate_query(
-        owner,
-        plan,
+    if args.query.strip() and not tokenize(args.query):
+        return []
+    pool = yield from pool_op(owner, RecallCache(1) if cache is None else cache)
+    ranked = rank_pool(
+        pool,
+        args.query,
+        limit=args.limit,
+        depth=max(2 * args.limit, RERANK_DEPTH),
         kinds=args.kinds,
         trusts=args.trusts,
         sensitivities=args.sensitivities,
-        as_of=at,
-        depth=max(4 * args.limit, 100) if plan is None else max(5 * args.limit, RERANK_DEPTH),
+        at=at,
     )
-    rows = yield Query(sql, params)
-    if not rows:
-        return []
-    if plan is None:
-        ranked = _rank_rows(rows, "", limit=args.limit, include_sensitive=True)
-    else:
-        stats = _Stats(rows[0]["stats"])
-        ranked = _rank_rows(
-            rows,
-            args.query,
-            limit=args.limit,
-            include_sensitive=True,
-            pool_n=stats.n,
-            pool_df=stats.df.get(0),
-        )
-    by_id = {str(row["id"]): row for row in rows}
-    by_dis, _groups = yield from _disagreements(owner, at, [by_id[r.doc.id] for r in ranked])
-    return _hits(ranked, rows, by_dis)
+    by_dis, _groups = pool_disagreements(pool, at, (pool.entries[r.doc.id].record for r in ranked))
+    return hits_of(pool, ranked, by_dis)
+
+
+def _within_limit(
+    hits: Sequence[SearchHit], limit: int, groups: Mapping[str, Sequence[Record]] | None
+) -> tuple[list[SearchHit], dict[str, Sequence[Record]]]:
+    """Hits (and groups) whose rendering shows at most ``limit`` records.
+
+    A plain hit counts one record; a disagreement group counts all its members and, when
+    they do not fit in what is left of the limit, is shown by its one marker line ("no value
+    selected", counted as one) instead of its sides.
+    """
+    out: list[SearchHit] = []
+    shown: dict[str, Sequence[Record]] = dict(groups or {})
+    used = 0
+    seen_ids: set[str] = set()
+    seen_keys: set[str] = set()
+    for hit in hits:
+        if used >= limit:
+            break
+        if hit.record.id in seen_ids:
+            continue
+        dis = hit.disagreement
+        if dis is None:
+            seen_ids.add(hit.record.id)
+            out.append(hit)
+            used += 1
+            continue
+        if dis.key in seen_keys:
+            continue
+        seen_keys.add(dis.key)
+        members = list(shown.get(dis.key, ())) or [
+            h.record for h in hits if h.disagreement is not None and h.disagreement.key == dis.key
+        ]
+        size = len({m.id for m in members})
+        seen_ids.update(m.id for m in members)
+        out.append(hit)
+        if used + size <= limit:
+            used += size
+        else:
+            # No members: the renderer shows the group's marker (it is incomplete).
+            shown[dis.key] = ()
+            used += 1
+    return out, shown
 
 
 def snapshot_from_hits(
@@ -394,7 +260,8 @@ def snapshot_from_hits(
 
     Args:
         hits: Hits in plan order.
-        limit: At most this many record blocks.
+        limit: At most this many records are shown; a disagreement group that does not fit
+            shows its marker line instead of its sides.
         max_bytes: Byte budget of the whole frame.
         max_tokens: Token budget of the whole frame.
         groups: Disagreement groups by claim key.
@@ -404,7 +271,8 @@ def snapshot_from_hits(
         The block, or ``""`` when nothing fits.
     """
     budget = Budget(max_bytes=max_bytes, max_tokens=max_tokens, tokenizer=tokenizer)
-    return render_snapshot(hits, budget, limit=limit, groups=groups)
+    chosen, shown = _within_limit(hits, limit, groups)
+    return render_snapshot(chosen, budget, limit=len(chosen), groups=shown)
 
 
 def snapshot_op(
@@ -420,11 +288,15 @@ def snapshot_op(
     clock: Clock,
     limits: Limits,
     tokenizer: TokenCounter | None = None,
+    cache: RecallCache | None = None,
+    dense_ids: Sequence[str] = (),
 ) -> Op[str]:
     """The framed recall block: query plan, then standing guidance, in budget.
 
-    Every plan query's candidates come from one statement, standing guidance from a second,
-    and disagreement groups from a third only when a hit has a claim.
+    One round trip when the owner's pool in ``cache`` is current: the plan's queries,
+    standing guidance and disagreement groups are all answered from the pool. ``dense_ids``
+    (the dense leg of hybrid recall, best first) are merged after the plan's lexical hits and
+    before standing guidance, so the lexical hits keep their places.
     """
     at = _as_of(as_of, clock)
     k = limits.snapshot_limit if limit is None else limit
@@ -436,66 +308,61 @@ def snapshot_op(
     for name, part in (("task_step", task_step), ("latest_input", latest_input), ("goal", goal)):
         if part is not None and not isinstance(part, str):
             raise ValidationError(f"{name} must be a string or None")
-    per_query = min(k, limits.max_search_limit)
+    # Each plan query ranks more than ``k``: a disagreement group that collapses to its
+    # marker leaves room that the next hits fill.
+    per_query = min(k + 4, limits.max_search_limit)
     queries: list[str] = []
-    plans: list[LexicalPlan] = []
     for q in plan_queries(task_step, latest_input, goal, max_chars=limits.max_query_chars):
         validate_search_args(
             q, limit=per_query, kinds=None, trusts=None, sensitivities=None, limits=limits
         )
-        plan = LexicalPlan(q)
-        if plan.tokens:
+        if tokenize(q):
             queries.append(q)
-            plans.append(plan)
+    pool = yield from pool_op(owner, RecallCache(1) if cache is None else cache)
     ranked_groups: list[list[Ranked]] = []
-    all_rows: dict[str, Mapping[str, Any]] = {}
-    if plans:
-        sql, params = build_candidate_query(
-            owner,
-            plans,
-            kinds=KINDS,
-            trusts=TRUSTS,
-            sensitivities=["private"],
-            as_of=at,
-            depth=max(5 * per_query, RERANK_DEPTH),
-        )
-        rows = yield Query(sql, params)
-        stats = _Stats(rows[0]["stats"]) if rows else None
-        for i, q in enumerate(queries):
-            mine = [row for row in rows if row["q"] == i]
-            if not mine or stats is None:
-                ranked_groups.append([])
-                continue
-            ranked_groups.append(
-                _rank_rows(
-                    mine,
-                    q,
-                    limit=per_query,
-                    include_sensitive=True,
-                    pool_n=stats.n,
-                    pool_df=stats.df.get(i),
-                )
+    for q in queries:
+        ranked_groups.append(
+            rank_pool(
+                pool,
+                q,
+                limit=per_query,
+                depth=max(2 * k, RERANK_DEPTH),
+                kinds=KINDS,
+                trusts=TRUSTS,
+                sensitivities=["private"],
+                at=at,
             )
-            for row in mine:
-                all_rows.setdefault(str(row["id"]), row)
-    ssql, sparams = build_browse_query(
-        owner,
+        )
+    standing = rank_pool(
+        pool,
+        "",
+        limit=limits.max_search_limit,
+        depth=limits.max_search_limit,
         kinds=STANDING_KINDS,
         trusts=STANDING_TRUSTS,
         sensitivities=["private"],
-        as_of=at,
-        depth=max(4 * limits.max_search_limit, 100),
+        at=at,
     )
-    srows = yield Query(ssql, sparams)
-    if srows:
-        ranked_groups.append(
-            _rank_rows(srows, "", limit=limits.max_search_limit, include_sensitive=True)
-        )
-        for row in srows:
-            all_rows.setdefault(str(row["id"]), row)
-    chosen = [all_rows[r.doc.id] for group in ranked_groups for r in group]
-    by_dis, groups = yield from _disagreements(owner, at, chosen)
-    merged = merge_hits(_hits(group, chosen, by_dis) for group in ranked_groups)
+    chosen = [pool.entries[r.doc.id].record for group in ranked_groups for r in group]
+    extra = [
+        SearchHit(record=pool.entries[i].record, score=0.0)
+        for i in dense_ids[:per_query]
+        if i in pool.entries and pool.entries[i].record.sensitivity == "private"
+    ]
+    chosen += [h.record for h in extra]
+    chosen += [pool.entries[r.doc.id].record for r in standing]
+    by_dis, groups = pool_disagreements(pool, at, chosen)
+    extra_hits = [
+        SearchHit(record=h.record, score=h.score, disagreement=by_dis.get(h.record.id))
+        for h in extra
+    ]
+    merged = merge_hits(
+        [
+            *(hits_of(pool, group, by_dis) for group in ranked_groups),
+            extra_hits,
+            hits_of(pool, standing, by_dis),
+        ]
+    )
     return snapshot_from_hits(
         merged,
         limit=k,

@@ -19,8 +19,8 @@ from datetime import datetime
 from typing import Any
 
 from .._identity import Owner
-from ..rank import is_stop_term, query_terms, term_of
-from ..tokenize import tokenize
+from ..recall.rank import is_stop_term, query_terms, term_of
+from ..recall.tokenize import tokenize
 from ._rows import RECORD_COLS, visible
 
 __all__ = [

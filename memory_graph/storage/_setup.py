@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ..tokenize import TOKENIZER_VERSION, index_tokens
+from ..recall.tokenize import TOKENIZER_VERSION, index_tokens
 from ._driver import Op, Query
 from ._schema import MIGRATIONS, SETUP_LOCK_KEY
 
@@ -76,10 +76,11 @@ def _rebuild_tokens() -> Op[None]:
     # All-or-nothing: this runs inside setup()'s single transaction.
     yield Query("DELETE FROM mg_record_tokens", fetch="none")
     rows = yield Query(
-        "SELECT scope_id, id, content, knowledge FROM mg_records WHERE status = 'active'"
+        "SELECT scope_id, id, key, content, knowledge FROM mg_records WHERE status = 'active'"
     )
     for r in rows:
-        tokens = sorted(set(index_tokens(r["content"], _knowledge_from_json(r["knowledge"]))))
+        knowledge = _knowledge_from_json(r["knowledge"])
+        tokens = sorted(set(index_tokens(r["content"], knowledge, r["key"])))
         yield Query(
             "UPDATE mg_records SET tokens = %s WHERE scope_id = %s AND id = %s",
             (tokens, r["scope_id"], r["id"]),

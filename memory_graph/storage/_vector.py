@@ -25,11 +25,14 @@ from typing import Any, NamedTuple
 from psycopg import errors as pgerrors
 
 from .._identity import Owner
+from .._time import Clock
 from .._types import Disagreement, Limits, Record, SearchHit
 from ..errors import ConfigurationError
-from ..hybrid import rrf, vector_literal
-from ..tokenize import index_text
+from ..recall.hybrid import rrf, vector_literal
+from ..recall.tokenize import index_text
+from ..validate import KINDS, TRUSTS, aware
 from ._driver import Op, Query
+from ._recall_cache import RecallCache
 from ._rows import RECORD_COLS, knowledge_from_json, record_from_row, visible
 from ._schema import SETUP_LOCK_KEY
 from ._search import (
@@ -37,6 +40,7 @@ from ._search import (
     build_disagreement_query,
     disagreements_from_rows,
     search_op,
+    snapshot_op,
 )
 
 __all__ = [
@@ -47,6 +51,7 @@ __all__ = [
     "enable_embeddings_op",
     "fusion_depth",
     "hybrid_search_op",
+    "hybrid_snapshot_op",
     "pending_embeddings_op",
     "vector_errors",
     "write_embeddings_op",
@@ -260,6 +265,58 @@ def build_dense_query(
     return sql, args
 
 
+def hybrid_snapshot_op(
+    owner: Owner,
+    *,
+    query_vector: Sequence[float],
+    model: str,
+    task_step: str | None,
+    latest_input: str | None,
+    goal: str | None,
+    as_of: datetime | None,
+    limit: int | None,
+    max_bytes: int | None,
+    max_tokens: int | None,
+    clock: Clock,
+    limits: Limits,
+    cache: RecallCache | None = None,
+) -> Op[str]:
+    """The recall block with a dense leg: the plan's lexical hits keep their places, then the
+    dense hits of the query vector (computed from the plan's first text), then standing
+    guidance. One statement more than :func:`snapshot_op` (the dense ranking)."""
+    at = clock() if as_of is None else aware(as_of, "as_of")
+    k = limits.snapshot_limit if limit is None else limit
+    depth = min(limits.max_search_limit, k) if isinstance(k, int) and k > 0 else 1
+    sql, params = build_dense_query(
+        owner,
+        vector_literal(query_vector),
+        dim=len(query_vector),
+        model=model,
+        kinds=KINDS,
+        trusts=TRUSTS,
+        sensitivities=["private"],
+        as_of=at,
+        depth=depth,
+    )
+    dense = yield Query(sql, params)
+    return (
+        yield from snapshot_op(
+            owner,
+            task_step=task_step,
+            latest_input=latest_input,
+            goal=goal,
+            as_of=at,
+            limit=limit,
+            max_bytes=max_bytes,
+            max_tokens=max_tokens,
+            clock=clock,
+            limits=limits,
+            cache=cache,
+            dense_ids=[str(row["id"]) for row in dense],
+        )
+    )
+
+
 def fusion_depth(limit: int, limits: Limits) -> int:
     """How many candidates each leg contributes to the fusion of a top-``limit`` search."""
     return min(limits.max_search_limit, max(3 * limit, 30))
@@ -277,6 +334,7 @@ def hybrid_search_op(
     query_vector: Sequence[float],
     model: str,
     limits: Limits,
+    cache: RecallCache | None = None,
 ) -> Op[list[SearchHit]]:
     """Lexical and dense rankings of one snapshot, fused by reciprocal rank. Reads only.
 
@@ -303,6 +361,7 @@ def hybrid_search_op(
         as_of=as_of,
         clock=lambda: as_of,
         limits=limits,
+        cache=cache,
     )
     sql, params = build_dense_query(
         owner,

@@ -1,0 +1,256 @@
+"""Candidates: an in-process index of one owner's pool, and the small candidate set of a query.
+
+Step two of the recall pipeline (plan -> **candidates** -> rank -> render within budget). Pure.
+
+A :class:`PoolIndex` holds, for the documents of one owner's pool, each ranking term's
+postings ``(position, tf)``, each document's length and the pool statistics (``N``, mean
+length, document frequencies). :meth:`PoolIndex.candidates` scores the documents that share a
+term with the query by BM25 with the coverage factor of :mod:`memory_graph.recall.rank`
+(no phrase bonus, no feedback) and keeps the best ``depth``; :func:`~memory_graph.recall.rank.rank`
+then re-ranks only those with the full formula and the pool statistics, so the cost of a query
+depends on its terms' postings, not on the pool size. In a pool larger than
+:data:`EXACT_POOL` documents, only the query's *selective* terms (document frequency at most
+``max(RARE_MIN, RARE_FRACTION * N)``, or the rarest one) are read for the pre-score; common
+terms still count in the re-rank.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from .rank import (
+    DEFAULT_PARAMS,
+    CorpusStats,
+    Document,
+    QueryTerms,
+    RankParams,
+    bridge_terms,
+    prepared_terms,
+)
+
+__all__ = [
+    "EXACT_POOL",
+    "EXTRA_CANDIDATES",
+    "POSTINGS_READ",
+    "RARE_FRACTION",
+    "RARE_MIN",
+    "PoolIndex",
+]
+
+EXACT_POOL = 2000
+"""Pools up to this size read every query term's postings for the pre-score."""
+EXTRA_CANDIDATES = 6
+"""At most this many thread neighbours and multi-hop documents join a query's candidates, so
+the re-ranked set stays small whatever the pool size."""
+POSTINGS_READ = 200
+"""At most this many postings of one term are read for the pre-score: its highest-impact
+ones (postings are stored by descending BM25 term impact), so a query's cost does not grow
+with the pool."""
+RARE_MIN = 1000
+"""In larger pools, a term with at most this document frequency is always read ..."""
+RARE_FRACTION = 0.1
+"""... and so is one whose document frequency is at most this share of the pool."""
+
+
+@dataclass(frozen=True)
+class _Posting:
+    pos: tuple[int, ...]
+    tf: tuple[int, ...]
+
+
+class PoolIndex:
+    """Postings and statistics of one pool of documents (immutable once built).
+
+    Args:
+        docs: The pool's documents (their positions are their order here).
+        params: Ranking constants (stemming, ``k1``, ``b``).
+        stats_filter: Which documents count in the statistics (all when ``None``).
+
+    Examples:
+        >>> from memory_graph.recall.rank import Document, query_terms
+        >>> from memory_graph.recall.tokenize import tokenize
+        >>> docs = [Document(str(i), tokenize(t)) for i, t in enumerate(["red tea", "green tea"])]
+        >>> index = PoolIndex(docs)
+        >>> index.stats.n_docs, index.stats.df["tea"]
+        (2, 2)
+        >>> [docs[i].id for i in index.candidates(query_terms("green tea?"), depth=1)]
+        ['1']
+    """
+
+    __slots__ = ("_norm", "_place", "_postings", "docs", "params", "stats")
+
+    def __init__(
+        self,
+        docs: Sequence[Document],
+        params: RankParams = DEFAULT_PARAMS,
+        *,
+        stats_filter: Callable[[Document], bool] | None = None,
+    ) -> None:
+        self.docs = tuple(docs)
+        self.params = params
+        lists: dict[str, tuple[list[int], list[int]]] = {}
+        df: dict[str, int] = {}
+        lengths: list[int] = []
+        cjk: list[bool] = []
+        total = 0
+        counted = 0
+        for pos, doc in enumerate(self.docs):
+            counts, dl, is_cjk = prepared_terms(doc, params)
+            lengths.append(dl)
+            cjk.append(is_cjk)
+            counts_in_stats = stats_filter is None or stats_filter(doc)
+            if counts_in_stats:
+                total += dl
+                counted += 1
+            for term, tf in counts.items():
+                entry = lists.get(term)
+                if entry is None:
+                    entry = lists[term] = ([], [])
+                entry[0].append(pos)
+                entry[1].append(tf)
+                if counts_in_stats:
+                    df[term] = df.get(term, 0) + 1
+        self._place = {
+            (doc.thread, doc.seq): pos for pos, doc in enumerate(self.docs) if doc.thread
+        }
+        avgdl = total / counted if counted else 1.0
+        self.stats = CorpusStats(n_docs=counted, avgdl=avgdl, df=df)
+        k1 = params.k1
+        self._norm = tuple(
+            k1 * (1.0 - b + b * dl / max(avgdl, 1e-9))
+            for dl, b in zip(lengths, (params.b_cjk if c else params.b for c in cjk), strict=True)
+        )
+        norm = self._norm
+        postings: dict[str, _Posting] = {}
+        for term, (plist, flist) in lists.items():
+            if len(plist) > POSTINGS_READ:  # by descending impact tf / (tf + norm), then position
+                order = sorted(
+                    range(len(plist)),
+                    key=lambda i: (-flist[i] / (flist[i] + norm[plist[i]]), plist[i]),
+                )
+                plist = [plist[i] for i in order]
+                flist = [flist[i] for i in order]
+            postings[term] = _Posting(tuple(plist), tuple(flist))
+        self._postings = postings
+
+    def select(
+        self,
+        query: QueryTerms,
+        *,
+        depth: int,
+        allow: Callable[[int], bool] | None = None,
+    ) -> list[int]:
+        """The candidate set of a query: the best ``depth`` by the pre-score
+        (:meth:`candidates`), the thread neighbours of the first ``context_top`` of them,
+        and up to ``hop_reach`` documents sharing each first bridge's rare terms (what the
+        context and multi-hop passes of the ranking can reach), at most
+        :data:`EXTRA_CANDIDATES` of those.
+
+        Args:
+            query: The weighted query terms.
+            depth: How many candidates the pre-score keeps.
+            allow: Keeps a position (filters); all when ``None``.
+
+        Returns:
+            Allowed positions, pre-score order first.
+        """
+        params = self.params
+        chosen = self.candidates(query, depth=depth, allow=allow)
+        have = set(chosen)
+        out = list(chosen)
+
+        cap = len(chosen) + EXTRA_CANDIDATES
+
+        def add(pos: int) -> bool:
+            if len(out) >= cap or pos in have or (allow is not None and not allow(pos)):
+                return False
+            have.add(pos)
+            out.append(pos)
+            return True
+
+        if params.context_weight > 0 and self._place:
+            for pos in chosen[: params.context_top]:
+                doc = self.docs[pos]
+                if doc.thread is not None:
+                    for step in (-1, 1):
+                        near = self._place.get((doc.thread, doc.seq + step))
+                        if near is not None:
+                            add(near)
+        if params.hop_docs > 0:
+            for pos in chosen[: params.hop_docs]:
+                if self.docs[pos].thread is not None:
+                    continue
+                budget = params.hop_reach
+                for term in bridge_terms(query, self.counts(pos), self.stats, params):
+                    for near in self.positions(term):
+                        if budget <= 0:
+                            break
+                        if add(near):
+                            budget -= 1
+        return out
+
+    def positions(self, term: str) -> tuple[int, ...]:
+        """Positions of the documents containing ``term``."""
+        posting = self._postings.get(term)
+        return posting.pos if posting is not None else ()
+
+    def counts(self, pos: int) -> Mapping[str, int]:
+        """Term counts of the document at ``pos``."""
+        return prepared_terms(self.docs[pos], self.params)[0]
+
+    def _read_terms(self, weights: Mapping[str, float]) -> list[str]:
+        present = [t for t in weights if t in self._postings]
+        n = self.stats.n_docs
+        if len(self.docs) <= EXACT_POOL or not present:
+            return present
+        limit = max(RARE_MIN, RARE_FRACTION * n)
+        rare = [t for t in present if len(self._postings[t].pos) <= limit]
+        return rare or [min(present, key=lambda t: (len(self._postings[t].pos), t))]
+
+    def candidates(
+        self,
+        query: QueryTerms,
+        *,
+        depth: int,
+        allow: Callable[[int], bool] | None = None,
+    ) -> list[int]:
+        """Positions of the best ``depth`` documents by the pre-score, best first.
+
+        Args:
+            query: The weighted query terms.
+            depth: How many candidates to keep.
+            allow: Keeps a position (filters such as kind, trust or expiry); all when ``None``.
+
+        Returns:
+            Positions of documents sharing a read term with the query (ties by position).
+        """
+        from .rank import idf
+
+        params = self.params
+        n = self.stats.n_docs
+        df = self.stats.df
+        k1p = params.k1 + 1.0
+        norm = self._norm
+        acc: dict[int, float] = {}
+        cov: dict[int, float] = {}
+        total = 0.0
+        for term, weight in query.weights.items():
+            total += weight * idf(n, df.get(term, 0))
+        for term in self._read_terms(query.weights):
+            posting = self._postings[term]
+            wi = query.weights[term] * idf(n, df.get(term, 0))
+            get = acc.get
+            read = zip(posting.pos[:POSTINGS_READ], posting.tf[:POSTINGS_READ], strict=True)
+            for pos, tf in read:
+                acc[pos] = get(pos, 0.0) + wi * tf * k1p / (tf + norm[pos])
+                cov[pos] = cov.get(pos, 0.0) + wi
+        gamma = params.gamma
+        scale = 1.0 / total if total > 0 else 0.0
+        scored = (
+            (bm * (1.0 + gamma * (cov[pos] * scale) ** 2), -pos)
+            for pos, bm in acc.items()
+            if allow is None or allow(pos)
+        )
+        return [-neg for _s, neg in heapq.nlargest(depth, scored)]

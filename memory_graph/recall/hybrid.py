@@ -1,0 +1,109 @@
+"""Hybrid recall helpers: reciprocal-rank fusion and the embedding model key. No I/O.
+
+The optional dense leg of :meth:`memory_graph.MemoryStore.search` ranks the owner's records by
+cosine similarity to the query embedding; :func:`rrf` fuses that ranking with the lexical one.
+Embeddings are derived index data, never memory: they are computed outside any transaction
+(``store.index_embeddings``) and are keyed by :func:`model_key`, so vectors of another model
+are never compared with the query.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+__all__ = ["RRF_K", "model_key", "rrf", "vector_literal"]
+
+RRF_K = 60
+"""The usual reciprocal-rank constant (Cormack et al., 2009)."""
+
+
+def rrf(rankings: Sequence[Sequence[str]], *, k: int = RRF_K) -> list[tuple[str, float]]:
+    """Fuse rankings by reciprocal rank: ``score(d) = sum over rankings of 1 / (k + rank)``.
+
+    ``rank`` starts at 1; an id repeated within one ranking counts at its first position. Ties
+    break by position in the first ranking (absent ranks last), then in the next ones, then
+    by id, so the result is deterministic and the first (lexical) ranking wins a tie.
+
+    Args:
+        rankings: Id lists, best first; the first one is the lexical ranking.
+        k: The smoothing constant (positive).
+
+    Returns:
+        ``(id, score)`` pairs, best first.
+
+    Raises:
+        ValueError: ``k`` is not a positive integer.
+
+    Examples:
+        >>> rrf([["a", "b"], ["b", "c"]], k=1)
+        [('b', 0.8333333333333333), ('a', 0.5), ('c', 0.3333333333333333)]
+        >>> [i for i, _ in rrf([["x"], ["y"]])]  # equal scores: lexical order first
+        ['x', 'y']
+    """
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise ValueError("k must be a positive integer")
+    scores: dict[str, float] = {}
+    positions: dict[str, list[float]] = {}
+    for which, ranking in enumerate(rankings):
+        seen: set[str] = set()
+        for pos, item in enumerate(ranking):
+            if item in seen:
+                continue
+            seen.add(item)
+            scores[item] = scores.get(item, 0.0) + 1.0 / (k + pos + 1)
+            positions.setdefault(item, [math.inf] * len(rankings))[which] = pos
+    order = sorted(scores, key=lambda i: (-scores[i], *positions[i], i))
+    return [(i, scores[i]) for i in order]
+
+
+def model_key(embeddings: Any) -> str:
+    """The key that vectors of ``embeddings`` are stored under.
+
+    The class's qualified name plus its ``model`` / ``model_name`` attribute when it has one,
+    so switching models never mixes vector spaces.
+
+    Args:
+        embeddings: A LangChain ``Embeddings`` instance.
+
+    Returns:
+        A short, stable string.
+
+    Examples:
+        >>> class Fake:
+        ...     model = "m-1"
+        >>> model_key(Fake()).endswith("Fake:m-1")
+        True
+    """
+    cls = type(embeddings)
+    name = f"{cls.__module__}.{cls.__qualname__}"
+    for attr in ("model", "model_name", "deployment"):
+        value = getattr(embeddings, attr, None)
+        if isinstance(value, str) and value:
+            return f"{name}:{value}"
+    return name
+
+
+def vector_literal(values: Sequence[float]) -> str:
+    """A pgvector text literal (``'[0.1,0.2]'``), so no pgvector Python package is needed.
+
+    Args:
+        values: The vector's components.
+
+    Returns:
+        The literal text.
+
+    Raises:
+        ValueError: the vector is empty or has a non-finite component.
+
+    Examples:
+        >>> vector_literal([0.5, -1, 2e-3])
+        '[0.5,-1.0,0.002]'
+    """
+    out = [float(v) for v in values]
+    if not out:
+        raise ValueError("an embedding must have at least one component")
+    if not all(math.isfinite(v) for v in out):
+        raise ValueError("an embedding has a NaN or infinite component")
+    return "[" + ",".join(repr(v) for v in out) + "]"

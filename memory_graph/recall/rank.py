@@ -1,0 +1,651 @@
+"""Deterministic lexical ranking of recall candidates (DESIGN §6).
+
+Tokens come from :func:`memory_graph.tokenize.tokenize`. The ranking layer maps each token to a
+*term* (:func:`term_of`) identically for documents and queries: an ASCII word loses common
+English inflection suffixes (a small, fixed suffix stripper), everything else is kept as is.
+Query terms that are English function words or CJK function characters are ignored; they still
+count towards the document length.
+
+For a query with unique terms ``q`` (weight ``w_q``) and a document ``D`` of ``|D|`` terms in a
+pool of ``N`` documents with mean length ``avgdl``::
+
+    idf(q)  = ln(1 + (N - df(q) + 0.5) / (df(q) + 0.5))
+    tf'     = tf(q, D) * (k1 + 1) / (tf(q, D) + k1 * (1 - b + b * |D| / avgdl))
+              (b = b_cjk for a document whose tokens are mostly CJK, else b)
+    bm25    = sum_q  w_q * idf(q) * tf'
+    cover   = sum_{q in D} w_q * idf(q)  /  sum_q w_q * idf(q)          (0..1)
+    phrase  = P_whole  if the whole normalised query occurs in D's normalised text
+            + P_pair * mean over adjacent query-term pairs (both non-CJK) that occur adjacent
+              in D of the pair's mean idf / max idf
+    rel     = bm25 * (1 + gamma * cover^2) + phrase * max_q(w_q * idf(q))
+    prior   = TRUST[trust] * (lambda + (1 - lambda) * confidence)
+    score   = rel * prior
+
+``w_q`` is 1 for words and CJK pairs, ``cjk_unigram_weight`` for single CJK characters (common
+Han characters alone are noisy). ``TRUST`` is ``user-confirmed 1.0``, ``agent-observed 0.95``,
+``external 0.9``. Scores are rounded to 9 decimals, then ties break by identity precedence
+(user/workspace first), then by id, so the order is fully deterministic.
+
+Documents with the same dedup key (content hash plus knowledge) keep only their best-ranked
+copy, and sensitive documents are dropped unless asked for; both happen before the limit.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter, OrderedDict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from .._types import Trust
+from .tokenize import is_cjk, tokenize
+
+__all__ = [
+    "DEFAULT_PARAMS",
+    "TRUST_PRIOR",
+    "bridge_terms",
+    "CorpusStats",
+    "Document",
+    "RankParams",
+    "Ranked",
+    "QueryTerms",
+    "corpus_stats",
+    "doc_terms",
+    "idf",
+    "is_stop_term",
+    "prepared_terms",
+    "query_terms",
+    "rank",
+    "term_of",
+]
+
+TRUST_PRIOR: Mapping[str, float] = {
+    "user-confirmed": 1.0,
+    "agent-observed": 0.95,
+    "external": 0.9,
+}
+
+# English function words and question words: they carry no topic, and in questions they
+# dominate the token count ("what did ... do with her ...").
+_EN_STOP = frozenset(
+    """a about above after again all also am an and any are as at be been being but by can
+    could did do does doing done during each for from had has have having he her here hers
+    herself him himself his how i if in into is it its itself just me my myself no nor not of
+    off on once only or other our ours out over own same she should so some such than that the
+    their theirs them themselves then there these they this those through to too under until up
+    very was we were what when where which while who whom whose why will with would you your
+    yours yourself""".split()
+)
+# Single CJK function characters (particles, pronouns, question words, copulas).
+_CJK_STOP = frozenset("的了是我你他她它们在有和与及或吗呢吧啊呀么什哪谁几个这那就也都还很")
+
+_CLAUSE_SPLIT = re.compile(r"[?？。!！;；\n]+")
+
+_SUFFIXES: tuple[tuple[str, str], ...] = (
+    ("ational", "ate"),
+    ("iveness", "ive"),
+    ("fulness", "ful"),
+    ("ousness", "ous"),
+    ("ization", "ize"),
+    ("ingly", ""),
+    ("edly", ""),
+    ("ments", "ment"),
+    ("ness", ""),
+    ("ings", ""),
+    ("ies", "y"),
+    ("ied", "y"),
+    ("ing", ""),
+    ("ed", ""),
+    ("ly", ""),
+    ("es", ""),
+    ("s", ""),
+)
+
+
+@lru_cache(maxsize=200_000)
+def term_of(token: str) -> str:
+    """Map one token to its ranking term (light English suffix stripping).
+
+    Args:
+        token: A token from :func:`~memory_graph.tokenize.tokenize`.
+
+    Returns:
+        The term. Non-ASCII tokens and short words are returned unchanged.
+
+    Examples:
+        >>> [term_of(t) for t in ("painting", "painted", "paints", "hobbies", "is", "咖啡")]
+        ['paint', 'paint', 'paint', 'hobby', 'is', '咖啡']
+    """
+    if token.isdigit() and token.isascii():
+        return token.lstrip("0") or "0"  # "08" and "8" are the same number
+    if not token.isascii() or not token.isalpha() or len(token) <= 3:
+        return token
+    for suffix, repl in _SUFFIXES:
+        if token.endswith(suffix) and len(token) - len(suffix) + len(repl) >= 3:
+            if suffix == "s" and token.endswith(("ss", "us", "is")):
+                return token
+            stem = token[: len(token) - len(suffix)] + repl
+            if suffix in ("ing", "ed", "ings", "edly", "ingly") and len(stem) >= 2:
+                if stem[-1] == stem[-2] and stem[-1] not in "lsz":
+                    stem = stem[:-1]  # running -> run, stopped -> stop
+            return stem
+    return token
+
+
+def doc_terms(tokens: Iterable[str]) -> list[str]:
+    """Map a document's tokens to ranking terms, keeping order and repeats."""
+    return [term_of(t) for t in tokens]
+
+
+def is_stop_term(term: str) -> bool:
+    """Whether a ranking term is a function word (ignored in queries)."""
+    return term in _EN_STOP or term in _CJK_STOP
+
+
+def _normalise_text(text: str) -> str:
+    """Text used for whole-phrase matching: NFKC, lower-case, tokens joined by single spaces."""
+    return " ".join(t for t in tokenize(text) if not (len(t) == 2 and is_cjk(t[0])))
+
+
+@dataclass(frozen=True)
+class RankParams:
+    """Tunable constants of the ranking formula (see the module docstring)."""
+
+    k1: float = 1.2
+    b: float = 0.75
+    b_cjk: float = 1.0
+    """``b`` for documents whose tokens are mostly CJK (CJK unigrams and pairs inflate ``|D|``,
+    and short CJK statements should not lose to long ones that mention a character)."""
+    cjk_unigram_weight: float = 0.3
+    gamma: float = 1.0
+    phrase_whole: float = 1.0
+    phrase_pair: float = 0.5
+    confidence_floor: float = 0.8
+    """``lambda``: the share of the prior that does not depend on confidence."""
+    stopwords: bool = True
+    stem: bool = True
+    clause_weight: float = 0.0
+    """Weight of each sentence of a multi-sentence query, scored alone and max-normalised."""
+    prf_docs: int = 5
+    """Pseudo-relevance feedback: how many top documents lend expansion terms (0 = off)."""
+    prf_terms: int = 20
+    prf_weight: float = 0.3
+    hop_docs: int = 3
+    """Multi-hop second pass: how many top documents act as bridges (0 = off). Only a
+    document outside any conversation thread is a bridge: a turn's second hop is its thread
+    neighbours (``context_weight``), and a chatty turn's rare words are seldom entities."""
+    hop_terms: int = 8
+    """A bridge's rarest terms (absent from the query) that the second pass searches for."""
+    hop_weight: float = 0.5
+    """A document reached through a bridge scores at most this share of the bridge's score."""
+    hop_df_share: float = 0.05
+    """A bridge term occurs in at most this share of the pool (or ``hop_min_df`` documents)."""
+    hop_min_df: int = 3
+    hop_min_pool: int = 20
+    """No multi-hop pass in a pool smaller than this (every term is "rare" in a tiny pool)."""
+    hop_reach: int = 6
+    """At most this many documents per bridge are added to a pool's candidate set."""
+    context_weight: float = 0.5
+    """Conversation context: a document next to a top document in the same thread scores at
+    least this share of that document's score (0 = off)."""
+    context_top: int = 5
+    """How many top documents lend their score to their thread neighbours."""
+
+
+DEFAULT_PARAMS = RankParams()
+
+
+@dataclass(frozen=True)
+class Document:
+    """What ranking needs to know about one candidate record."""
+
+    id: str
+    tokens: Sequence[str]
+    """Index tokens, in order, with repeats (:func:`~memory_graph.tokenize.index_tokens`)."""
+    text: str = ""
+    """Index text, for the whole-phrase bonus."""
+    trust: Trust = "user-confirmed"
+    confidence: float = 1.0
+    precedence: int = 0
+    """Identity precedence, 0 highest."""
+    dedup_key: str | None = None
+    sensitive: bool = False
+    cache_key: str | None = None
+    """When set, the document's term statistics are cached under it (it must change whenever
+    the tokens do, e.g. ``scope|id|version|hash``)."""
+    thread: str | None = None
+    """The conversation the document was said in (neighbours share it), if known."""
+    seq: int = 0
+    """The document's position in its thread."""
+
+
+@dataclass(frozen=True)
+class CorpusStats:
+    """Pool statistics for IDF: document count, mean length, and document frequencies."""
+
+    n_docs: int
+    avgdl: float
+    df: Mapping[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class QueryTerms:
+    """A tokenised query: unique weighted terms, adjacent word pairs and the phrase text."""
+
+    weights: Mapping[str, float]
+    pairs: tuple[tuple[str, str], ...]
+    phrase: str
+
+
+@dataclass(frozen=True)
+class Ranked:
+    """One ranked document."""
+
+    doc: Document
+    score: float
+
+
+def _terms(tokens: Iterable[str], params: RankParams) -> list[str]:
+    return [term_of(t) for t in tokens] if params.stem else list(tokens)
+
+
+def query_terms(query: str, params: RankParams = DEFAULT_PARAMS) -> QueryTerms:
+    """Tokenise and weigh a query.
+
+    Args:
+        query: The query text.
+        params: Ranking constants.
+
+    Returns:
+        The weighted unique terms (stopwords dropped unless the query has nothing else).
+    """
+    terms = _terms(tokenize(query), params)
+    weights: dict[str, float] = {}
+    for term in terms:
+        if term in weights:
+            continue
+        weights[term] = params.cjk_unigram_weight if len(term) == 1 and is_cjk(term) else 1.0
+    if params.stopwords:
+        kept = {t: w for t, w in weights.items() if not is_stop_term(t)}
+        if kept:
+            weights = kept
+    words = [t for t in terms if not is_cjk(t[0])]
+    pairs = tuple(
+        (a, c)
+        for a, c in zip(words, words[1:], strict=False)
+        if a in weights and c in weights and a != c
+    )
+    return QueryTerms(weights=weights, pairs=pairs, phrase=_normalise_text(query))
+
+
+def corpus_stats(
+    docs: Sequence[Document], params: RankParams = DEFAULT_PARAMS, *, n_docs: int | None = None
+) -> CorpusStats:
+    """Compute pool statistics from documents.
+
+    Args:
+        docs: The documents (the whole visible pool, or the candidates of a query).
+        params: Ranking constants.
+        n_docs: The pool size when ``docs`` are only the candidates.
+
+    Returns:
+        The statistics.
+    """
+    df: Counter[str] = Counter()
+    total = 0
+    for doc in docs:
+        if doc.cache_key is not None:
+            prepared = _prepare(doc, params, need_pairs=False, need_text=False)
+            total += prepared.dl
+            df.update(prepared.counts.keys())
+            continue
+        terms = _terms(doc.tokens, params)
+        total += len(terms)
+        df.update(set(terms))
+    count = len(docs) if n_docs is None else max(n_docs, len(docs))
+    return CorpusStats(n_docs=count, avgdl=(total / len(docs)) if docs else 1.0, df=df)
+
+
+def idf(n_docs: int, df: int) -> float:
+    """``ln(1 + (N - df + 0.5) / (df + 0.5))`` (never negative).
+
+    Examples:
+        >>> round(idf(10, 1), 3)
+        1.992
+    """
+    return math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
+
+
+_idf = idf
+
+
+class _QueryScorer:
+    """Per-query constants of ``rel``: weighted idf per term, their sum and maximum."""
+
+    __slots__ = ("hits_scale", "items", "pair_idf", "pairs", "phrase", "top", "total")
+
+    def __init__(self, query: QueryTerms, idf: Mapping[str, float]) -> None:
+        self.items = [(term, weight * idf[term]) for term, weight in query.weights.items()]
+        total = 0.0
+        top = 0.0
+        for _term, wi in self.items:
+            total += wi
+            top = max(top, wi)
+        self.total = total
+        self.top = top
+        self.phrase = query.phrase if query.phrase and " " in query.phrase else ""
+        self.pairs = query.pairs
+        self.pair_idf = [(a, c, (idf[a] + idf[c]) / 2.0) for a, c in query.pairs]
+
+
+def _relevance(
+    counts: Mapping[str, int],
+    dl: int,
+    b: float,
+    adjacent: set[tuple[str, str]] | None,
+    norm_text: str | None,
+    qs: _QueryScorer,
+    stats: CorpusStats,
+    params: RankParams,
+) -> float:
+    """``rel`` of the module docstring (0 when no query term matches)."""
+    norm = params.k1 * (1.0 - b + b * dl / max(stats.avgdl, 1e-9))
+    k1p = params.k1 + 1.0
+    bm25 = 0.0
+    covered = 0.0
+    get = counts.get
+    for term, wi in qs.items:
+        tf = get(term, 0)
+        if tf:
+            bm25 += wi * tf * k1p / (tf + norm)
+            covered += wi
+    if bm25 <= 0.0:
+        return 0.0
+    total = qs.total
+    top = qs.top
+    cover = covered / total if total > 0 else 0.0
+    phrase = 0.0
+    if norm_text is not None and qs.phrase:
+        if qs.phrase in norm_text:
+            phrase += params.phrase_whole
+    if adjacent is not None and qs.pairs and top > 0:
+        hits = [m for a, c, m in qs.pair_idf if (a, c) in adjacent]
+        if hits:
+            phrase += params.phrase_pair * sum(hits) / (len(qs.pairs) * top)
+    return bm25 * (1.0 + params.gamma * cover * cover) + phrase * top
+
+
+def _prior(doc: Document, params: RankParams) -> float:
+    confidence = min(max(doc.confidence, 0.0), 1.0)
+    return TRUST_PRIOR.get(doc.trust, 0.9) * (
+        params.confidence_floor + (1.0 - params.confidence_floor) * confidence
+    )
+
+
+@dataclass
+class _Prepared:
+    doc: Document
+    counts: Counter[str]
+    dl: int
+    adjacent: set[tuple[str, str]] | None
+    norm_text: str | None
+    cjk: bool = False
+
+
+_PREPARED: OrderedDict[tuple[str, bool], _Prepared] = OrderedDict()
+_PREPARED_SIZE = 50_000
+
+
+def _phrase_text(tokens: Sequence[str]) -> str:
+    """:func:`_normalise_text` of a text, from its tokens (CJK pairs left out)."""
+    return " ".join(t for t in tokens if not (len(t) == 2 and is_cjk(t[0])))
+
+
+def _prepare(doc: Document, params: RankParams, *, need_pairs: bool, need_text: bool) -> _Prepared:
+    if doc.cache_key is not None:
+        ck = (doc.cache_key, params.stem)
+        hit = _PREPARED.get(ck)
+        if hit is not None:
+            _PREPARED.move_to_end(ck)
+            return _Prepared(doc, hit.counts, hit.dl, hit.adjacent, hit.norm_text, hit.cjk)
+        need_pairs = need_text = True
+    terms = _terms(doc.tokens, params)
+    prepared = _Prepared(
+        doc=doc,
+        counts=Counter(terms),
+        dl=len(terms),
+        adjacent=set(zip(terms, terms[1:], strict=False)) if need_pairs else None,
+        norm_text=(_phrase_text(doc.tokens) or None) if need_text and doc.text else None,
+        cjk=2 * sum(1 for t in doc.tokens if is_cjk(t[0])) > len(doc.tokens),
+    )
+    if doc.cache_key is not None:
+        _PREPARED[(doc.cache_key, params.stem)] = prepared
+        if len(_PREPARED) > _PREPARED_SIZE:
+            _PREPARED.popitem(last=False)
+    return prepared
+
+
+def prepared_terms(
+    doc: Document, params: RankParams = DEFAULT_PARAMS
+) -> tuple[Counter[str], int, bool]:
+    """A document's term counts, its length in terms and whether it is mostly CJK.
+
+    Cached under ``doc.cache_key`` like the ranking itself, so an index build and the
+    re-rank of the same document share the work.
+    """
+    prepared = _prepare(doc, params, need_pairs=False, need_text=False)
+    return prepared.counts, prepared.dl, prepared.cjk
+
+
+def _score_all(
+    qt: QueryTerms, prepared: Sequence[_Prepared], stats: CorpusStats, params: RankParams
+) -> list[float]:
+    idf = {t: _idf(stats.n_docs, stats.df.get(t, 0)) for t in qt.weights}
+    qs = _QueryScorer(qt, idf)
+    b, b_cjk = params.b, params.b_cjk
+    return [
+        _relevance(
+            p.counts, p.dl, b_cjk if p.cjk else b, p.adjacent, p.norm_text, qs, stats, params
+        )
+        for p in prepared
+    ]
+
+
+def _clauses(query: str) -> list[str]:
+    parts = [p for p in _CLAUSE_SPLIT.split(query) if p.strip()]
+    return parts if len(parts) > 1 else []
+
+
+def _expand(
+    qt: QueryTerms,
+    prepared: Sequence[_Prepared],
+    rel: Sequence[float],
+    stats: CorpusStats,
+    params: RankParams,
+) -> QueryTerms:
+    """Pseudo-relevance feedback: add the top documents' rarest terms at a low weight."""
+    order = sorted(range(len(prepared)), key=lambda i: (-rel[i], prepared[i].doc.id))
+    top = [i for i in order[: params.prf_docs] if rel[i] > 0]
+    if not top:
+        return qt
+    gain: dict[str, float] = {}
+    for rank_pos, i in enumerate(top):
+        share = 1.0 / (rank_pos + 1)
+        for term in prepared[i].counts:
+            if term in qt.weights or is_stop_term(term):
+                continue
+            if len(term) == 1 and is_cjk(term):
+                continue
+            df = stats.df.get(term, 0)
+            if df <= 1:
+                continue
+            gain[term] = gain.get(term, 0.0) + share * _idf(stats.n_docs, df)
+    best = sorted(gain.items(), key=lambda kv: (-kv[1], kv[0]))[: params.prf_terms]
+    if not best:
+        return qt
+    weights = dict(qt.weights)
+    peak = best[0][1]
+    for term, g in best:
+        weights[term] = params.prf_weight * g / peak
+    return QueryTerms(weights=weights, pairs=qt.pairs, phrase=qt.phrase)
+
+
+def bridge_terms(
+    qt: QueryTerms, counts: Mapping[str, int], stats: CorpusStats, params: RankParams
+) -> list[str]:
+    """A bridge document's terms for the second pass: absent from the query, not function
+    words or single CJK characters, shared with another document but rare in the pool."""
+    if stats.n_docs < params.hop_min_pool:
+        return []
+    limit = max(params.hop_min_df, params.hop_df_share * stats.n_docs)
+    found = []
+    for term in counts:
+        if term in qt.weights or is_stop_term(term) or (len(term) == 1 and is_cjk(term)):
+            continue
+        df = stats.df.get(term, 0)
+        if 1 < df <= limit:
+            found.append((df, term))
+    found.sort()
+    return [t for _df, t in found[: params.hop_terms]]
+
+
+def _hop(
+    qt: QueryTerms,
+    prepared: Sequence[_Prepared],
+    rel: Sequence[float],
+    stats: CorpusStats,
+    params: RankParams,
+) -> list[float]:
+    """Multi-hop: documents sharing a top document's rare terms (and the query's) score a
+    share of that document's score."""
+    order = sorted(range(len(rel)), key=lambda i: (-rel[i], prepared[i].doc.id))
+    out = list(rel)
+    for b in order[: params.hop_docs]:
+        if rel[b] <= 0:
+            break
+        if prepared[b].doc.thread is not None:
+            continue
+        terms = bridge_terms(qt, prepared[b].counts, stats, params)
+        if not terms:
+            continue
+        weights = dict(qt.weights)
+        weights.update({t: 1.0 for t in terms})
+        reached = [
+            j for j, p in enumerate(prepared) if j != b and any(t in p.counts for t in terms)
+        ]
+        s2 = _score_all(QueryTerms(weights, (), ""), [prepared[j] for j in reached], stats, params)
+        peak = max(s2, default=0.0)
+        if peak <= 0:
+            continue
+        for j, v in zip(reached, s2, strict=True):
+            out[j] = max(out[j], params.hop_weight * rel[b] * v / peak)
+    return out
+
+
+def _with_context(
+    prepared: Sequence[_Prepared], rel: Sequence[float], params: RankParams
+) -> list[float]:
+    """Lend a share of each top document's score to its thread neighbours (seq +- 1)."""
+    where = {
+        (p.doc.thread, p.doc.seq): i for i, p in enumerate(prepared) if p.doc.thread is not None
+    }
+    if not where:
+        return list(rel)
+    out = list(rel)
+    order = sorted(range(len(rel)), key=lambda i: (-rel[i], prepared[i].doc.id))
+    for i in order[: params.context_top]:
+        doc = prepared[i].doc
+        if rel[i] <= 0 or doc.thread is None:
+            continue
+        for step in (-1, 1):
+            j = where.get((doc.thread, doc.seq + step))
+            if j is not None:
+                out[j] = max(out[j], params.context_weight * rel[i])
+    return out
+
+
+def rank(
+    query: str,
+    docs: Sequence[Document],
+    *,
+    limit: int,
+    stats: CorpusStats | None = None,
+    include_sensitive: bool = False,
+    params: RankParams = DEFAULT_PARAMS,
+) -> list[Ranked]:
+    """Rank documents for a query.
+
+    Args:
+        query: The query text. A blank query (no terms) ranks every document by its prior.
+        docs: Candidate documents.
+        limit: Maximum number of results.
+        stats: Pool statistics; computed from ``docs`` when omitted.
+        include_sensitive: Keep sensitive documents (excluded by default, before top-K).
+        params: Ranking constants.
+
+    Returns:
+        At most ``limit`` results, best first, without duplicates and without documents that
+        share no term with a non-blank query.
+    """
+    pool = [d for d in docs if include_sensitive or not d.sensitive]
+    if stats is None:
+        stats = corpus_stats(pool, params)
+    qt = query_terms(query, params)
+    scored: list[tuple[float, int, str, Document]] = []
+    if not qt.weights:
+        for doc in pool:
+            scored.append((-round(_prior(doc, params), 9), doc.precedence, doc.id, doc))
+    else:
+        prepared = [
+            _prepare(d, params, need_pairs=bool(qt.pairs), need_text=params.phrase_whole > 0)
+            for d in pool
+        ]
+        rel = _score_all(qt, prepared, stats, params)
+        clauses = _clauses(query) if params.clause_weight > 0 else []
+        if clauses:
+            peak = max(rel, default=0.0) or 1.0
+            combined = [r / peak for r in rel]
+            for clause in clauses:
+                cq = query_terms(clause, params)
+                if not cq.weights:
+                    continue
+                crel = _score_all(cq, prepared, stats, params)
+                cpeak = max(crel, default=0.0)
+                if cpeak > 0:
+                    combined = [
+                        c + params.clause_weight * r / cpeak
+                        for c, r in zip(combined, crel, strict=True)
+                    ]
+            rel = combined
+        if params.prf_docs > 0:
+            expanded = _expand(qt, prepared, rel, stats, params)
+            if expanded is not qt:
+                extra = _score_all(expanded, prepared, stats, params)
+                base = rel if not clauses else _score_all(qt, prepared, stats, params)
+                peak = max(base, default=0.0) or 1.0
+                rel = [
+                    r + (e - b0) / peak * (max(rel, default=0.0) or 1.0) if r > 0 else 0.0
+                    for r, e, b0 in zip(rel, extra, base, strict=True)
+                ]
+        if params.hop_docs > 0:
+            rel = _hop(qt, prepared, rel, stats, params)
+        if params.context_weight > 0:
+            rel = _with_context(prepared, rel, params)
+        for p, r in zip(prepared, rel, strict=True):
+            if r > 0.0:
+                score = r * _prior(p.doc, params)
+                scored.append((-round(score, 9), p.doc.precedence, p.doc.id, p.doc))
+    scored.sort(key=lambda item: item[:3])
+    out: list[Ranked] = []
+    seen: set[str] = set()
+    for neg, _prec, _id, doc in scored:
+        if doc.dedup_key is not None:
+            if doc.dedup_key in seen:
+                continue
+            seen.add(doc.dedup_key)
+        out.append(Ranked(doc=doc, score=-neg))
+        if len(out) >= limit:
+            break
+    return out

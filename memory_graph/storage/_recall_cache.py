@@ -1,0 +1,371 @@
+"""The in-process recall pool of each owner, kept coherent by the recall version stamp.
+
+Each store keeps, per owner, the owner's visible active records with their ranking documents
+and, built on first use, a :class:`~memory_graph.recall.candidates.PoolIndex` (postings and
+statistics). Every recall starts with one small statement (:func:`pool_op`) that reads the owner's
+four identity stamps (``mg_recall_stamp``, schema v7). An unchanged pool therefore costs one
+round trip and is ranked without re-reading it; a changed one costs a second statement that
+reads the stamps again and, in the same snapshot, the rows whose ``rseq`` is newer than the
+stamps the pool holds; a write in any process is seen by the
+next recall in every process, because a write takes its identity's next stamp under a row
+lock held to commit (stamps commit in order, so no row newer than a stamp read can be missed).
+A delete, a row leaving its identity, or stamps that went backwards (a restored database)
+make the next recall reload the owner's pool in full.
+
+The pool is replaced, never mutated, so a ranking in progress keeps a consistent view.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
+from datetime import datetime
+from typing import Any, NamedTuple
+
+from .._identity import Owner
+from .._types import Disagreement, Record, SearchHit
+from ..recall.candidates import PoolIndex
+from ..recall.rank import (
+    Document,
+    Ranked,
+    query_terms,
+    rank,
+)
+from ..recall.tokenize import index_tokens
+from ._driver import Op, Query
+from ._rows import record_from_row
+from ._search_sql import CANDIDATE_COLS
+
+__all__ = [
+    "MAX_DISAGREEMENT_IDS",
+    "OwnerPool",
+    "RecallCache",
+    "disagreements_of",
+    "pool_op",
+    "rank_pool",
+]
+
+MAX_DISAGREEMENT_IDS = 4
+_Stamps = dict[tuple[str, str], tuple[int, int]]
+
+
+class _Entry(NamedTuple):
+    record: Record
+    doc: Document
+
+
+def _document(record: Record) -> Document:
+    """The ranking document of a record (its key, content and knowledge are indexed)."""
+    scope = record.identity.scope_id
+    return Document(
+        id=record.id,
+        tokens=tuple(index_tokens(record.content, record.knowledge, record.key)),
+        text=record.content,
+        trust=record.trust,
+        confidence=record.confidence,
+        precedence=record.identity.precedence,
+        dedup_key=f"{record.content_hash}|{record.knowledge!r}",
+        sensitive=record.sensitivity == "sensitive",
+        cache_key=f"{scope}|{record.id}|{record.version}|{record.content_hash}|{record.key}",
+    )
+
+
+class _View:
+    """The active records of some sensitivities: their index, entries and thread places."""
+
+    __slots__ = ("by_kind", "entries", "index")
+
+    def __init__(self, chosen: Sequence[_Entry]) -> None:
+        # Thread neighbours: a thread's records in order of observation (then creation, id).
+        threads: dict[str, list[int]] = {}
+        for pos, e in enumerate(chosen):
+            if e.record.provenance.thread_id:
+                threads.setdefault(e.record.provenance.thread_id, []).append(pos)
+        entries = list(chosen)
+        for thread, members in threads.items():
+            members.sort(key=lambda pos: _order(entries[pos].record))
+            for seq, pos in enumerate(members):
+                e = entries[pos]
+                entries[pos] = _Entry(e.record, replace(e.doc, thread=thread, seq=seq))
+        self.entries = entries
+        self.index = PoolIndex([e.doc for e in entries])
+        self.by_kind: dict[str, list[int]] = {}
+        for pos, e in enumerate(entries):
+            self.by_kind.setdefault(e.record.kind, []).append(pos)
+
+
+def _order(record: Record) -> tuple[Any, ...]:
+    return (record.provenance.observed_at or record.created_at, record.created_at, record.id)
+
+
+class OwnerPool:
+    """One owner's active records at a set of stamps (immutable; views built lazily)."""
+
+    __slots__ = ("_claims", "_lock", "_views", "entries", "stamps")
+
+    def __init__(self, entries: Mapping[str, _Entry], stamps: _Stamps) -> None:
+        self.entries = dict(entries)
+        self.stamps = dict(stamps)
+        self._views: dict[tuple[str, ...], _View] = {}
+        self._claims: dict[str, list[Record]] | None = None
+        self._lock = threading.Lock()
+
+    def applied(self, rows: Iterable[Mapping[str, Any]], stamps: _Stamps) -> OwnerPool:
+        """A new pool with ``rows`` (newer versions, or rows that left the active set)."""
+        entries = dict(self.entries)
+        for row in rows:
+            rid = str(row["id"])
+            if row["status"] != "active":
+                entries.pop(rid, None)
+                continue
+            old = entries.get(rid)
+            record = record_from_row(row)
+            if old is not None and old.record == record:
+                continue
+            entries[rid] = _Entry(record, _document(record))
+        return OwnerPool(entries, stamps)
+
+    def view(self, sensitivities: Sequence[str]) -> _View:
+        """The index over the active records of these sensitivities, and its entries."""
+        key = tuple(sorted(set(sensitivities)))
+        found = self._views.get(key)
+        if found is not None:
+            return found
+        with self._lock:
+            found = self._views.get(key)
+            if found is None:
+                chosen = sorted(
+                    (e for e in self.entries.values() if e.record.sensitivity in key),
+                    key=lambda e: e.record.id,
+                )
+                found = _View(chosen)
+                self._views[key] = found
+        return found
+
+    def claims(self) -> dict[str, list[Record]]:
+        """Active private records with a claim, by claim key."""
+        claims = self._claims
+        if claims is None:
+            claims = {}
+            for e in self.entries.values():
+                r = e.record
+                k = r.knowledge
+                if r.sensitivity == "private" and k is not None and k.claim is not None:
+                    claims.setdefault(k.claim.key, []).append(r)
+            self._claims = claims
+        return claims
+
+
+class RecallCache:
+    """Owner pools of one store, least recently used dropped beyond ``max_owners``."""
+
+    def __init__(self, max_owners: int = 256) -> None:
+        self._pools: OrderedDict[tuple[str, ...], OwnerPool] = OrderedDict()
+        self._max = max_owners
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[str, ...]) -> OwnerPool | None:
+        with self._lock:
+            pool = self._pools.get(key)
+            if pool is not None:
+                self._pools.move_to_end(key)
+            return pool
+
+    def put(self, key: tuple[str, ...], pool: OwnerPool) -> None:
+        with self._lock:
+            self._pools[key] = pool
+            self._pools.move_to_end(key)
+            while len(self._pools) > self._max:
+                self._pools.popitem(last=False)
+
+    def clear(self) -> None:
+        """Drop every pool (the next recall of each owner reloads it)."""
+        with self._lock:
+            self._pools.clear()
+
+
+def _owner_key(owner: Owner) -> tuple[str, ...]:
+    pairs = sorted((i.agent_key, i.workspace_key) for i in owner.identities())
+    return (owner.scope_id, *(f"{a}\x1f{w}" for a, w in pairs))
+
+
+def _pool_query(owner: Owner, held: _Stamps | None) -> Query:
+    """Stamps of the owner's identities, and (same snapshot) the rows newer than ``held``.
+
+    Without ``held`` every active row is read; with it, every row (any status) whose
+    ``rseq`` is above the held stamp of its identity.
+    """
+    pairs = sorted({(i.agent_key, i.workspace_key) for i in owner.identities()})
+    branches = []
+    params: list[Any] = [owner.scope_id]
+    for a, w in pairs:
+        params += [a, w]
+    params.append(owner.scope_id)
+    for a, w in pairs:
+        since = -1 if held is None else held.get((a, w), (0, 0))[0]
+        branches.append(
+            "(r.agent_key = %s AND r.workspace_key = %s AND r.rseq > %s"
+            + (" AND r.status = 'active')" if held is None else ")")
+        )
+        params += [a, w, since]
+    idents = ", ".join("(%s, %s)" for _ in pairs)
+    sql = (
+        "SELECT st.stamps, x.* FROM (SELECT coalesce(json_agg(json_build_array(s.agent_key, "
+        "s.workspace_key, s.stamp, s.resets)), '[]')::text AS stamps FROM mg_recall_stamp s "
+        f"WHERE s.scope_id = %s AND (s.agent_key, s.workspace_key) IN ({idents})) st "
+        f"LEFT JOIN LATERAL (SELECT {CANDIDATE_COLS} FROM mg_records r WHERE r.scope_id = %s "
+        f"AND ({' OR '.join(branches)})) x ON true"
+    )
+    return Query(sql, params)
+
+
+def _stamps(raw: Any) -> _Stamps:
+    data = json.loads(raw) if isinstance(raw, str) else (raw or [])
+    return {(str(a), str(w)): (int(s), int(r)) for a, w, s, r in data}
+
+
+def _needs_reload(held: _Stamps, seen: _Stamps) -> bool:
+    for ident, (stamp, resets) in seen.items():
+        old_stamp, old_resets = held.get(ident, (0, 0))
+        if resets != old_resets or stamp < old_stamp:
+            return True
+    return any(ident not in seen and st != (0, 0) for ident, st in held.items())
+
+
+def _stamp_query(owner: Owner) -> Query:
+    """The owner's identity stamps (a primary-key read, cheap to plan and to run)."""
+    pairs = sorted({(i.agent_key, i.workspace_key) for i in owner.identities()})
+    idents = ", ".join("(%s, %s)" for _ in pairs)
+    params: list[Any] = [owner.scope_id]
+    for a, w in pairs:
+        params += [a, w]
+    return Query(
+        "SELECT coalesce(json_agg(json_build_array(s.agent_key, s.workspace_key, s.stamp, "
+        "s.resets)), '[]')::text AS stamps FROM mg_recall_stamp s "
+        f"WHERE s.scope_id = %s AND (s.agent_key, s.workspace_key) IN ({idents})",
+        params,
+        fetch="one",
+    )
+
+
+def pool_op(owner: Owner, cache: RecallCache) -> Op[OwnerPool]:
+    """The owner's current pool (see the module doc).
+
+    A held pool whose stamps are unchanged costs one statement (the stamps); a changed one
+    a second statement reading the stamps again and, in the same snapshot, the changed rows
+    (or all rows, after a delete); an owner without a pool one statement (stamps and rows).
+    """
+    key = _owner_key(owner)
+    pool = cache.get(key)
+    held: _Stamps | None = None
+    if pool is not None:
+        row = yield _stamp_query(owner)
+        seen = _stamps(row["stamps"] if row else None)
+        if seen == pool.stamps:
+            return pool
+        if not _needs_reload(pool.stamps, seen):
+            held = pool.stamps
+    rows = yield _pool_query(owner, held)
+    seen = _stamps(rows[0]["stamps"]) if rows else {}
+    base = pool if held is not None and pool is not None else OwnerPool({}, {})
+    fresh = base.applied([row for row in rows if row["id"] is not None], seen)
+    cache.put(key, fresh)
+    return fresh
+
+
+def _live(record: Record, at: datetime) -> bool:
+    return record.expires_at is None or record.expires_at > at
+
+
+def disagreements_of(
+    records: Iterable[Record],
+) -> tuple[dict[str, Disagreement], dict[str, list[Record]]]:
+    """Disagreement groups among ``records`` (visible, active, unexpired, private, claimed).
+
+    Returns:
+        ``(by record id, members by claim key)``; a group needs at least two distinct values;
+        ids are ordered by identity precedence then id, at most 4 per disagreement.
+    """
+    groups: dict[str, list[Record]] = {}
+    for r in records:
+        if r.knowledge is not None and r.knowledge.claim is not None:
+            groups.setdefault(r.knowledge.claim.key, []).append(r)
+    by_id: dict[str, Disagreement] = {}
+    for key, members in groups.items():
+        members.sort(key=lambda r: (r.identity.precedence, r.id))
+        values = {m.knowledge.claim.value for m in members if m.knowledge and m.knowledge.claim}
+        if len(values) < 2:
+            continue
+        dis = Disagreement(
+            key=key, count=len(members), ids=tuple(m.id for m in members[:MAX_DISAGREEMENT_IDS])
+        )
+        for m in members:
+            by_id[m.id] = dis
+    return by_id, groups
+
+
+def pool_disagreements(
+    pool: OwnerPool, at: datetime, hits: Iterable[Record]
+) -> tuple[dict[str, Disagreement], dict[str, list[Record]]]:
+    """The disagreement groups of the claim keys among ``hits`` (from the pool)."""
+    keys = {
+        r.knowledge.claim.key
+        for r in hits
+        if r.sensitivity == "private" and r.knowledge is not None and r.knowledge.claim is not None
+    }
+    if not keys:
+        return {}, {}
+    claims = pool.claims()
+    members = [r for k in sorted(keys) for r in claims.get(k, ()) if _live(r, at)]
+    return disagreements_of(members)
+
+
+def rank_pool(
+    pool: OwnerPool,
+    query: str,
+    *,
+    limit: int,
+    depth: int,
+    kinds: Iterable[str],
+    trusts: Iterable[str],
+    sensitivities: Sequence[str],
+    at: datetime,
+) -> list[Ranked]:
+    """Rank the pool's live records for ``query`` (all of them, by prior, when blank).
+
+    The candidates are the best ``depth`` by the index's pre-score; the pool statistics
+    (over the active records of the asked sensitivities) give the IDF.
+    """
+    view = pool.view(sensitivities)
+    index, entries = view.index, view.entries
+    kind_set, trust_set = frozenset(kinds), frozenset(trusts)
+
+    def allow(pos: int) -> bool:
+        r = entries[pos].record
+        return r.kind in kind_set and r.trust in trust_set and _live(r, at)
+
+    if not query.strip():
+        where = sorted(p for kind in kind_set for p in view.by_kind.get(kind, ()))
+        docs = [entries[pos].doc for pos in where if allow(pos)]
+        return rank("", docs, limit=limit, include_sensitive=True)
+    qt = query_terms(query)
+    if not qt.weights:
+        return []
+    chosen = index.select(qt, depth=depth, allow=allow)
+    docs = [entries[pos].doc for pos in chosen]
+    return rank(query, docs, limit=limit, stats=index.stats, include_sensitive=True)
+
+
+def hits_of(
+    pool: OwnerPool, ranked: Sequence[Ranked], by_dis: Mapping[str, Disagreement]
+) -> list[SearchHit]:
+    """Search hits of ranked pool documents."""
+    return [
+        SearchHit(
+            record=pool.entries[r.doc.id].record, score=r.score, disagreement=by_dis.get(r.doc.id)
+        )
+        for r in ranked
+    ]

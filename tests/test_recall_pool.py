@@ -1,0 +1,203 @@
+"""The in-process recall pool: one statement when current, coherent across processes."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+from datetime import timedelta
+from typing import Any
+
+import psycopg
+import pytest
+from _stores import T0, FakeClock
+from psycopg.rows import dict_row
+
+from memory_graph import Limits, MemoryStore, Owner
+from memory_graph.storage import _search as S
+from memory_graph.storage._driver import Query
+from memory_graph.storage._recall_cache import RecallCache
+
+ALICE = Owner("alice")
+BOB = Owner("bob")
+
+CHILD = textwrap.dedent(
+    """
+    import sys
+    from memory_graph import MemoryStore, Owner
+    dsn, action, arg = sys.argv[1], sys.argv[2], sys.argv[3]
+    with MemoryStore.from_dsn(dsn) as s:
+        owner = Owner("alice")
+        if action == "add":
+            print(s.add(owner, "fact", arg).record_id)
+        elif action == "replace":
+            rec = s.get_record(owner, arg)
+            s.replace(owner, arg, "Caroline now paints seascapes", base_version=rec.version)
+        elif action == "remove":
+            s.remove(owner, arg, base_version=s.get_record(owner, arg).version)
+        elif action == "pref":
+            s.set_preference(owner, "editor", arg, source="settings")
+    """
+)
+
+
+def child(dsn: str, action: str, arg: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "-c", CHILD, dsn, action, arg],
+        capture_output=True, text=True, timeout=120, check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+@pytest.fixture
+def sync_store(pg_dsn: str, clock: FakeClock) -> Iterator[MemoryStore]:
+    with MemoryStore.from_dsn(pg_dsn, clock=clock) as s:
+        s.setup()
+        yield s
+
+
+def ids(hits: list[Any]) -> list[str]:
+    return [h.record.id for h in hits]
+
+
+def drive(dsn: str, op: Any) -> tuple[Any, list[str]]:
+    """Run an op on one autocommit connection, recording each statement it sends."""
+    sent: list[str] = []
+    with psycopg.connect(dsn, autocommit=True, row_factory=dict_row) as conn:
+        try:
+            q = next(op)
+            while True:
+                assert isinstance(q, Query)
+                sent.append(q.sql)
+                cur = conn.execute(q.sql, q.params)
+                result: Any = None
+                if q.fetch == "all":
+                    result = cur.fetchall()
+                elif q.fetch == "one":
+                    result = cur.fetchone()
+                q = op.send(result)
+        except StopIteration as stop:
+            return stop.value, sent
+
+
+def test_a_write_in_another_process_is_seen_by_the_next_recall(sync_store, pg_dsn):
+    first = sync_store.add(ALICE, "fact", "Caroline paints sunsets").record_id
+    assert ids(sync_store.search(ALICE, "what does Caroline paint?")) == [first]
+    # Another process adds, replaces, removes: each is visible to this process's next recall.
+    added = child(pg_dsn, "add", "Melanie paints portraits")
+    assert set(ids(sync_store.search(ALICE, "who paints?"))) == {first, added}
+    child(pg_dsn, "replace", first)
+    hits = sync_store.search(ALICE, "seascapes")
+    assert ids(hits) == [first] and hits[0].record.version == 2
+    assert sync_store.search(ALICE, "sunsets") == []
+    child(pg_dsn, "remove", added)
+    assert ids(sync_store.search(ALICE, "who paints?")) == [first]
+    child(pg_dsn, "pref", "helix")
+    snap = sync_store.snapshot(ALICE, latest_input="which editor do I use?")
+    assert "editor: helix" in snap
+
+
+def test_hard_deletes_and_truncation_reload_the_pool(sync_store, pg_dsn):
+    a = sync_store.add(ALICE, "fact", "likes green tea").record_id
+    b = sync_store.add(ALICE, "fact", "likes black tea").record_id
+    assert set(ids(sync_store.search(ALICE, "tea"))) == {a, b}
+    with psycopg.connect(pg_dsn, autocommit=True) as c:
+        c.execute("DELETE FROM mg_records WHERE id = %s", (a,))
+    assert ids(sync_store.search(ALICE, "tea")) == [b]
+    with psycopg.connect(pg_dsn, autocommit=True) as c:
+        c.execute("TRUNCATE mg_records, mg_recall_stamp")  # no row trigger fires
+    assert sync_store.search(ALICE, "tea") == []
+
+
+def test_a_current_pool_costs_one_statement(sync_store, pg_dsn, clock):
+    rid = sync_store.add(ALICE, "fact", "Caroline paints sunsets").record_id
+    cache = RecallCache()
+
+    def search(q: str) -> Any:
+        return S.search_op(ALICE, q, clock=clock, limits=Limits(), cache=cache)
+
+    hits, sent = drive(pg_dsn, search("paints"))
+    assert ids(hits) == [rid] and len(sent) == 1
+    hits, sent = drive(pg_dsn, search("sunsets"))
+    assert ids(hits) == [rid] and len(sent) == 1
+    snap_op = S.snapshot_op(
+        ALICE, task_step="paint", latest_input="sunsets?", goal=None, as_of=None, limit=None,
+        max_bytes=None, max_tokens=None, clock=clock, limits=Limits(), cache=cache,
+    )
+    snap, sent = drive(pg_dsn, snap_op)
+    assert rid in snap and len(sent) == 1
+    # A write elsewhere: the stamps, then the changed rows; then one statement again.
+    other = sync_store.add(ALICE, "fact", "Melanie paints sunsets too").record_id
+    hits, sent = drive(pg_dsn, search("sunsets"))
+    assert set(ids(hits)) == {rid, other} and len(sent) == 2
+    hits, sent = drive(pg_dsn, search("sunsets"))
+    assert set(ids(hits)) == {rid, other} and len(sent) == 1
+
+
+def test_pool_respects_owner_expiry_and_filters(sync_store, clock):
+    mine = sync_store.add(ALICE, "fact", "the blue door code is in the safe").record_id
+    sync_store.add(BOB, "fact", "the blue door code is 1234")
+    brief = sync_store.add(
+        ALICE, "fact", "blue door visit today", expires_at=T0 + timedelta(hours=1)
+    ).record_id
+    assert set(ids(sync_store.search(ALICE, "blue door"))) == {mine, brief}
+    clock.advance(hours=2)
+    assert ids(sync_store.search(ALICE, "blue door")) == [mine]
+    assert ids(sync_store.search(ALICE, "blue door", as_of=T0)) != [mine]
+    assert sync_store.search(ALICE, "blue door", kinds=["preference"]) == []
+    assert sync_store.search(ALICE, "blue door", trusts=["external"]) == []
+    secret = sync_store.add(ALICE, "fact", "blue door key", sensitivity="sensitive").record_id
+    assert secret not in ids(sync_store.search(ALICE, "blue door key"))
+    assert ids(sync_store.search(ALICE, "blue door key", sensitivities=["sensitive"])) == [secret]
+
+
+def test_reinforcement_updates_the_pooled_confidence(sync_store):
+    rid = sync_store.add(ALICE, "fact", "likes tea", trust="agent-observed").record_id
+    before = sync_store.search(ALICE, "tea")[0]
+    sync_store.add(ALICE, "fact", "likes tea", trust="agent-observed")  # a duplicate reinforces
+    after = sync_store.search(ALICE, "tea")[0]
+    assert after.record.id == rid and after.record.confidence > before.record.confidence
+    assert after.score > before.score
+
+
+def record_lines(block: str) -> list[str]:
+    return [ln for ln in block.splitlines() if ln.startswith("- [") and "disagreement" not in ln]
+
+
+def test_snapshot_limit_counts_records_and_a_group_that_does_not_fit_is_a_marker(sync_store):
+    for value in ("tea", "coffee", "cocoa"):
+        sync_store.add(ALICE, "fact", f"morning drink is {value}",
+                       knowledge={"claim": {"key": "drink.morning", "value": value}})
+    plain = sync_store.add(ALICE, "fact", "morning run at seven").record_id
+    full = sync_store.snapshot(ALICE, latest_input="morning drink", limit=10)
+    assert len(record_lines(full)) == 4  # the whole group plus the plain record
+    for limit in (1, 2, 3):
+        block = sync_store.snapshot(ALICE, latest_input="morning drink", limit=limit)
+        shown = record_lines(block)
+        markers = [ln for ln in block.splitlines() if "no value selected" in ln]
+        assert len(shown) + len(markers) <= limit
+        # Never one side of the group alone: all three sides, or the marker.
+        sides = [ln for ln in shown if "morning drink is" in ln]
+        assert len(sides) in (0, 3)
+        assert (len(sides) == 3) != bool(markers)
+        if limit < 3:
+            assert markers and "3 records" in markers[0]
+    assert plain in sync_store.snapshot(ALICE, latest_input="morning drink", limit=2)
+    assert len(record_lines(sync_store.snapshot(ALICE, latest_input="morning", limit=4))) == 4
+
+
+def test_preference_keys_are_searchable(sync_store):
+    sync_store.set_preference(ALICE, "editor", "vim", source="settings")
+    sync_store.set_preference(ALICE, "reply.language", "French", source="settings")
+    sync_store.add(ALICE, "fact", "my sister edits videos")
+    hits = sync_store.search(ALICE, "What do you remember about my editor?")
+    assert hits and hits[0].record.key == "editor" and hits[0].record.content == "vim"
+    hits = sync_store.search(ALICE, "which language should replies use?")
+    assert hits and hits[0].record.key == "reply.language"
+    assert "editor: vim" in sync_store.snapshot(ALICE, latest_input="my editor?")
+    # Key words are indexed in the store's token rows too (the database-side index).
+    with psycopg.connect(sync_store.dsn) as c:
+        [(tokens,)] = c.execute("SELECT tokens FROM mg_records WHERE key = 'reply.language'")
+    assert {"reply", "language", "french"} <= set(tokens)
