@@ -1,13 +1,17 @@
-"""The asynchronous twin of :class:`~memory_graph.storage.MemoryStore`.
+"""The store shell: each method builds a generator op (``_ops_*``) and runs it.
 
-A thin shell: every method runs the very same generator op as the sync store, through
-:func:`~memory_graph.storage._driver.run_async`. ``tests/test_public_api.py`` checks that the
-two classes expose the same methods with the same signatures.
+The async store in ``_async.py`` is the source; the sync store in ``_sync.py`` is generated
+from it by ``tools/unasync.py``, and ``tests/test_unasync.py`` fails when the generated file is
+out of date, so the twins cannot drift. ``tests/test_public_api.py`` checks that
+both classes expose the same methods with the same signatures.
 """
 
 from __future__ import annotations
 
+# sync: -
 import asyncio
+
+# sync: from collections.abc import Iterable, Iterator, Mapping, Sequence
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from datetime import datetime, timedelta
@@ -76,15 +80,22 @@ T = TypeVar("T")
 
 
 class AsyncMemoryStore(StoreBase, AsyncPrivacyMethods):
-    """Governed long-term user memory on PostgreSQL (async twin of ``MemoryStore``).
+    """Governed long-term user memory on PostgreSQL.
 
     Args:
         pool: an open ``psycopg_pool.AsyncConnectionPool`` (``autocommit=False``).
         limits: size and count limits.
         clock: the injectable clock.
         dsn: the DSN the pool connects to (exposed as :attr:`dsn`).
-        embeddings: an optional LangChain ``Embeddings`` (see ``MemoryStore``); the async twin
-            calls ``aembed_query`` / ``aembed_documents``.
+        embeddings: an optional LangChain ``Embeddings``; with it, and pgvector enabled in the
+            database (:meth:`enable_embeddings`), :meth:`search` fuses a dense leg with the
+            lexical one. No model is called inside a transaction.
+
+    Example:
+        >>> async with AsyncMemoryStore.from_dsn() as store:  # doctest: +SKIP
+        ...     await store.setup()
+        ...     (await store.set_preference(Owner("alice"), "reply.language", "en")).status
+        'CREATED'
     """
 
     def __init__(
@@ -115,20 +126,24 @@ class AsyncMemoryStore(StoreBase, AsyncPrivacyMethods):
         connect_timeout: float = 5.0,
         pool_timeout: float = 5.0,
     ) -> AsyncMemoryStore:
-        """Open a store on ``dsn``, ``$MEMORY_GRAPH_DSN`` or the embedded server. Await close().
+        """Open a store (``dsn``, else ``$MEMORY_GRAPH_DSN``, else embedded); close it after use.
 
         Args:
             max_size: pooled connections at most (default 8).
             connect_timeout: seconds one connection attempt may take (default 5).
             pool_timeout: seconds a call waits for a connection before it raises
-                ``StorageUnavailableError`` (default 5).
+                ``StorageUnavailableError`` (default 5): how long a call blocks while the
+                server is down. Connections are checked on checkout, so the first call
+                after a server restart succeeds.
 
         Raises:
             StorageUnavailableError: the server cannot be reached or started.
             ConfigurationError: a pool option is not a positive number.
         """
         opts = PoolOptions(max_size, connect_timeout, pool_timeout)
+        # sync: -
         # Starting the embedded server blocks; keep it off the event loop.
+        # sync: resolved = resolve_dsn(dsn, data_dir=data_dir)
         resolved = await asyncio.to_thread(resolve_dsn, dsn, data_dir=data_dir)
         pool = await open_async_pool(resolved, opts, **pool_kwargs())
         store = cls(pool, limits=limits, clock=clock, dsn=resolved, embeddings=embeddings)
@@ -149,7 +164,7 @@ class AsyncMemoryStore(StoreBase, AsyncPrivacyMethods):
         connect_timeout: float = 5.0,
         pool_timeout: float = 5.0,
     ) -> AsyncIterator[AsyncMemoryStore]:
-        """Async context manager around :meth:`open` that closes the pool on exit."""
+        """Context manager around :meth:`open` that closes the pool on exit."""
         store = await cls.open(
             dsn,
             data_dir=data_dir,

@@ -1,7 +1,10 @@
-"""The synchronous store. Each method builds a generator op and runs it in one transaction.
+# Generated from _async.py by tools/unasync.py: edit _async.py, then run the script.
+"""The store shell: each method builds a generator op (``_ops_*``) and runs it.
 
-The logic lives in the ``_ops_*`` modules; :class:`~memory_graph.storage.AsyncMemoryStore`
-runs exactly the same ops, so the twins cannot drift.
+The async store in ``_async.py`` is the source; the sync store in ``_sync.py`` is generated
+from it by ``tools/unasync.py``, and ``tests/test_unasync.py`` fails when the generated file is
+out of date, so the twins cannot drift. ``tests/test_public_api.py`` checks that
+both classes expose the same methods with the same signatures.
 """
 
 from __future__ import annotations
@@ -74,10 +77,10 @@ T = TypeVar("T")
 
 
 class MemoryStore(StoreBase, PrivacyMethods):
-    """Governed long-term user memory on PostgreSQL (sync).
+    """Governed long-term user memory on PostgreSQL.
 
     Args:
-        pool: an open ``psycopg_pool.ConnectionPool`` (connections with ``autocommit=False``).
+        pool: an open ``psycopg_pool.ConnectionPool`` (``autocommit=False``).
         limits: size and count limits.
         clock: the injectable clock.
         dsn: the DSN the pool connects to (exposed as :attr:`dsn`).
@@ -88,7 +91,7 @@ class MemoryStore(StoreBase, PrivacyMethods):
     Example:
         >>> with MemoryStore.from_dsn() as store:  # doctest: +SKIP
         ...     store.setup()
-        ...     store.set_preference(Owner("alice"), "reply.language", "en").status
+        ...     (store.set_preference(Owner("alice"), "reply.language", "en")).status
         'CREATED'
     """
 
@@ -120,7 +123,7 @@ class MemoryStore(StoreBase, PrivacyMethods):
         connect_timeout: float = 5.0,
         pool_timeout: float = 5.0,
     ) -> MemoryStore:
-        """Open a store on ``dsn``, ``$MEMORY_GRAPH_DSN`` or the embedded server. Call close().
+        """Open a store (``dsn``, else ``$MEMORY_GRAPH_DSN``, else embedded); close it after use.
 
         Args:
             max_size: pooled connections at most (default 8).
@@ -183,8 +186,9 @@ class MemoryStore(StoreBase, PrivacyMethods):
         self.close()
 
     def _run(self, op: Op[T], *, readonly: bool = False) -> T:
-        with map_unavailable(), self._pool.connection() as conn:
-            return run_sync(conn, op, readonly=readonly)
+        with map_unavailable():
+            with self._pool.connection() as conn:
+                return run_sync(conn, op, readonly=readonly)
 
     def _read(self, op: Op[T]) -> T:
         return self._run(op, readonly=True)
@@ -199,7 +203,9 @@ class MemoryStore(StoreBase, PrivacyMethods):
         """The user's profile (empty, revision 0, when none)."""
         return self._read(R.get_profile_op(owner))
 
-    def get_preferences(self, owner: Owner, *, as_of: datetime | None = None) -> list[Preference]:
+    def get_preferences(
+        self, owner: Owner, *, as_of: datetime | None = None
+    ) -> list[Preference]:
         """Active, unexpired preferences; shadowed ones are ``overridden``."""
         return self._read(R.get_preferences_op(owner, as_of=as_of, clock=self._clock))
 
