@@ -4,7 +4,7 @@ Registered on the main app by :func:`register`, with the helpers of :mod:`memory
 passed in (so this module never imports the CLI module, which may be ``__main__``).
 """
 
-from __future__ import annotations
+# No ``from __future__ import annotations`` here: typer reads these annotations at run time.
 
 import json
 from collections.abc import Callable
@@ -17,6 +17,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from ._cli_core import CleanCommand
 from ._identity import Owner
 from .errors import ValidationError
 
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
 __all__ = ["register", "stats_rows"]
 
 UserOpt = Annotated[
-    "str | None",
+    str | None,
     typer.Option(
         "--user", "-u", envvar="MEMORY_GRAPH_USER", help="The user id (the memory's owner)."
     ),
@@ -34,11 +35,11 @@ UserOpt = Annotated[
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")]
 YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")]
 DaysOpt = Annotated[
-    "int | None",
+    int | None,
     typer.Option(help="Keep audit content this many days (default: 365)."),
 ]
 IdleOpt = Annotated[
-    "int | None",
+    int | None,
     typer.Option(help="Delete graph threads idle this many days (default: keep them)."),
 ]
 
@@ -51,7 +52,7 @@ def _days(name: str, value: int | None) -> timedelta | None:
     return timedelta(days=value)
 
 
-def stats_rows(store: MemoryStore, owner: Owner, *, days: int, by: str) -> list[dict[str, Any]]:
+def stats_rows(store: "MemoryStore", owner: Owner, *, days: int, by: str) -> list[dict[str, Any]]:
     """The user's audit trail counted per period, target kind and action (no content).
 
     Also the per-turn counters kept by :meth:`~memory_graph.MemoryStore.record_turn_metrics`
@@ -68,13 +69,13 @@ def stats_rows(store: MemoryStore, owner: Owner, *, days: int, by: str) -> list[
 def register(
     app: typer.Typer,
     *,
-    open_store: Callable[[typer.Context], AbstractContextManager[MemoryStore]],
+    open_store: Callable[[typer.Context], AbstractContextManager["MemoryStore"]],
     make_owner: Callable[[str | None, str | None, str | None], Owner],
     console: Console,
 ) -> None:
     """Add the ``forget``, ``sweep`` and ``stats`` commands to ``app``."""
 
-    @app.command()
+    @app.command(cls=CleanCommand)
     def forget(
         ctx: typer.Context,
         user: UserOpt = None,
@@ -103,7 +104,7 @@ def register(
         for table, n in sorted(report.rows.items()):
             console.print(f"  {table}: {n}")
 
-    @app.command()
+    @app.command(cls=CleanCommand)
     def sweep(
         ctx: typer.Context,
         proposal_days: Annotated[
@@ -133,7 +134,7 @@ def register(
         for name, n in asdict(report).items():
             console.print(f"{name.replace('_', ' ')}: {n}")
 
-    @app.command()
+    @app.command(cls=CleanCommand)
     def stats(
         ctx: typer.Context,
         user: UserOpt = None,

@@ -379,7 +379,7 @@ def test_snapshot_uses_the_dense_leg_after_the_lexical_hits(vmake):
     lexical = vmake()
     store.enable_embeddings()
     hike = store.add(ALICE, "fact", "Enjoys hiking in the mountains every weekend").record_id
-    fish = store.add(ALICE, "fact", "Allergic to shellfish").record_id
+    fish = store.add(ALICE, "fact", "Dislikes shellfish").record_id
     assert store.index_embeddings(ALICE) == 2
     # Lexical recall finds nothing for a paraphrase; the dense leg finds the record.
     assert lexical.snapshot(ALICE, latest_input="hikers mountaineering") == ""

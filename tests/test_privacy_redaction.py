@@ -23,7 +23,8 @@ SAID = (
 def test_redact_text_masks_the_blocked_sentence_only() -> None:
     out, n = redact_text(SAID)
     assert n == 1
-    assert out == ("Call me Zorbulon. [redacted: health] Remember that my cat is named Vexmirth.")
+    # The guard's span is the sentence without its terminator, so the full stop stays.
+    assert out == ("Call me Zorbulon. [redacted: health]. Remember that my cat is named Vexmirth.")
     assert redact_text("") == ("", 0)
     assert redact_text("nothing sensitive here") == ("nothing sensitive here", 0)
     # Line breaks and CJK terminators split sentences; the rest is kept byte for byte.
@@ -60,7 +61,7 @@ def test_redact_messages_keeps_ids_and_blocks() -> None:
     )
     (out,) = redact_messages([plain, sick])
     assert out.id == "m2" and out.content[1] == sick.content[1]
-    assert out.content[0]["text"] == "[redacted: health]"
+    assert out.content[0]["text"] == "[redacted: health]."
 
 
 def _run(pg_dsn: str, redact: bool) -> tuple[Any, Any]:
