@@ -47,7 +47,7 @@ def numbers(text: str) -> list[Number]:
     """Every number candidate in ``text``.
 
     >>> [n.digits for n in numbers("card 4111-1111 1111.1111, id G300270(4)")]
-    ['4111111111111111', '300270']
+    ['4111111111111111', '3002704']
     """
     out: list[Number] = []
     for m in _NUMBER.finditer(text):
