@@ -189,6 +189,9 @@ def build_review_request(proposals: Sequence[ProposalJSON]) -> ReviewRequest:
         quote = p["evidence"].get("quote")
         quote = quote if isinstance(quote, str) and quote else None
         said = f'the user said: "{quote}"' if quote else "no quote: proposed by the model"
+        uri = p["evidence"].get("uri")
+        if isinstance(uri, str) and uri.startswith("evidence:"):
+            said += f"; cites tool evidence {uri.removeprefix('evidence:')}"
         requests.append(
             {
                 "name": p["operation"],

@@ -86,6 +86,12 @@ class ManageArgs(_Args):
     record_id: str | None = Field(
         default=None, description="The memory to change (replace, remove)."
     )
+    evidence_ref: str | None = Field(
+        default=None,
+        max_length=64,
+        description="Optional (add, replace): the <tool_evidence> ref (ev-...) of the tool "
+        "result this memory comes from; the user sees it in the review.",
+    )
 
 
 class PreferenceArgs(_Args):
@@ -198,9 +204,20 @@ def clamp_expiry(value: Any, *, now: datetime, max_lifetime: timedelta) -> str |
 
 
 def _propose(
-    owner: Owner, runtime: ToolRuntime, operation: str, args: dict[str, Any], **kw: Any
+    owner: Owner,
+    runtime: ToolRuntime,
+    operation: str,
+    args: dict[str, Any],
+    *,
+    evidence_ref: str | None = None,
+    **kw: Any,
 ) -> Op[str]:
     evidence, thread_id = _evidence(runtime)
+    if evidence_ref is not None:
+        # Cite a tool result of this thread: the entry must exist for this owner and thread
+        # (NotFoundError / ValidationError otherwise); its text is never copied here.
+        entry = yield Call("get_evidence", (owner, thread_id, evidence_ref))
+        evidence["uri"] = f"evidence:{entry.ref}"
     proposal = yield Call(
         "propose", (owner, operation, args), {"evidence": evidence, "thread_id": thread_id, **kw}
     )
@@ -226,7 +243,11 @@ def _manage_body(owner: Owner, runtime: ToolRuntime, **a: Any) -> Op[str]:
         if not a.get("content"):
             return "Error: 'add' needs 'content'."
         args = {"kind": a.get("kind") or "fact", "content": a["content"]}
-        return (yield from _propose(owner, runtime, "add", args, level="user"))
+        return (
+            yield from _propose(
+                owner, runtime, "add", args, level="user", evidence_ref=a.get("evidence_ref")
+            )
+        )
     if not a.get("record_id"):
         return f"Error: {action!r} needs 'record_id'."
     record = yield Call("get_record", (owner, a["record_id"]))
@@ -241,6 +262,7 @@ def _manage_body(owner: Owner, runtime: ToolRuntime, **a: Any) -> Op[str]:
                 {"content": a["content"]},
                 target_id=record.id,
                 base_version=record.version,
+                evidence_ref=a.get("evidence_ref"),
             )
         )
     return (

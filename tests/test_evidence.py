@@ -306,3 +306,40 @@ def test_store_evidence_is_bound_to_thread_owner(store: Any) -> None:
 
     with pytest.raises(ThreadOwnerError):
         store.record_evidence(Owner("bob"), "t1", [])
+
+
+def test_a_proposal_can_cite_evidence_and_the_review_shows_it(
+    pg_dsn: str, tmp_path: Path
+) -> None:
+    path = _file(tmp_path)
+    box: list[Any] = []
+
+    def script() -> Iterator[Any]:
+        yield tool_call_message("read_file", {"path": str(path)})
+        ref = box[0].store.list_evidence(ALICE, "t1")[0].ref
+        forged = "ev-" + "0" * 32
+        yield tool_call_message(
+            "memory_manage",
+            {"action": "add", "content": "The deploy key rotates on Tuesdays",
+             "evidence_ref": forged},
+        )
+        yield tool_call_message(
+            "memory_manage",
+            {"action": "add", "content": "The deploy key rotates on Tuesdays",
+             "evidence_ref": ref},
+        )
+        yield "Proposed."
+
+    model = _model(script())
+    with harness_on(pg_dsn, "sync", model, tools=[read_file], evidence=POLICY) as h:
+        box.append(h)
+        out = h.invoke(turn("read notes.txt and remember the key rotation"), cfg("t1"),
+                       context=CTX)
+        ref = h.store.list_evidence(ALICE, "t1")[0].ref
+        outputs = _tool_outputs(out, "memory_manage")
+        assert "no evidence" in outputs[0] and "Proposed add" in outputs[1]
+        (interrupt,) = out["__interrupt__"]
+        (request,) = interrupt.value["action_requests"]
+        assert request["evidence"]["uri"] == f"evidence:{ref}"
+        assert f"cites tool evidence {ref}" in request["description"]
+        assert NEEDLE not in str(request)  # the evidence text itself is not copied
