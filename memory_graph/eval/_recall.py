@@ -35,7 +35,8 @@ from pathlib import Path
 from typing import Any
 
 from ..recall.candidates import PoolIndex
-from ..recall.rank import DEFAULT_PARAMS, Document, RankParams, query_terms, rank
+from ..recall.plan import rank_legs
+from ..recall.rank import DEFAULT_PARAMS, Document, Ranked, RankParams, query_terms, rank
 from ..recall.tokenize import tokenize
 
 __all__ = [
@@ -192,12 +193,16 @@ def pure_searcher(
     def search(corpus: str, query: str, k: int) -> list[str]:
         index = indexes[corpus]
         want = max(2 * k, RERANK_DEPTH) if depth is None else depth
-        if want <= 0:
-            pool: Sequence[Document] = index.docs
-        else:
-            pool = [index.docs[p] for p in index.select(query_terms(query, params), depth=want)]
-        ranked = rank(query, pool, limit=k, stats=index.stats, params=params)
-        return [r.doc.id for r in ranked]
+
+        def rank_one(text: str) -> list[Ranked]:
+            if want <= 0:
+                pool: Sequence[Document] = index.docs
+            else:
+                qt = query_terms(text, params)
+                pool = [index.docs[p] for p in index.select(qt, depth=want)]
+            return rank(text, pool, limit=k, stats=index.stats, params=params)
+
+        return [r.doc.id for r in rank_legs(query, rank_one, limit=k, stats=index.stats)]
 
     return search
 

@@ -4,15 +4,36 @@ The plan is the current task step, then the latest human message, then the goal'
 each cut to ``max_query_chars`` characters, with blanks and repeats dropped. Standing guidance
 (active, user-confirmed preferences and instructions) is fetched after them by the store, and
 all results are merged in that order without repeats (:func:`merge_hits`).
+
+One text may hold several questions, or chatter around the question that matters. Its
+**legs** (:func:`query_legs`) are what is ranked: the questions restated after a cue ("what
+I really want to ask is: ...", "我真正想问的是：..."), else the questions joined by "另外" /
+"also", else the whole text. :func:`rank_legs` ranks each leg on its own and fuses them by
+their max-normalised scores, so one question's many matches cannot push another question's
+evidence out of the top ``k``; a text with one leg ranks exactly as before.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 
 from .._types import SearchHit
+from .expand import expansion_terms, hop_terms
+from .rank import CorpusStats, Ranked
+from .tokenize import tokenize
 
-__all__ = ["STANDING_KINDS", "STANDING_TRUSTS", "merge_hits", "plan_queries"]
+__all__ = [
+    "STANDING_KINDS",
+    "STANDING_TRUSTS",
+    "Leg",
+    "fuse_legs",
+    "merge_hits",
+    "plan_queries",
+    "query_legs",
+    "rank_legs",
+]
 
 STANDING_KINDS: tuple[str, ...] = ("preference", "instruction")
 """Kinds of standing guidance."""
@@ -71,3 +92,165 @@ def merge_hits(groups: Iterable[Sequence[SearchHit]]) -> list[SearchHit]:
                 seen.add(hit.record.id)
                 out.append(hit)
     return out
+
+
+@dataclass(frozen=True)
+class Leg:
+    """One part of a query text that is ranked on its own, and its share in the fusion."""
+
+    text: str
+    weight: float = 1.0
+
+
+# "What I really want to ask is: ..." — a restated question after chatter. The cue is a verb
+# of asking / knowing after 想 (want) or a "the question is" noun phrase, then up to 8 more
+# characters before the delimiter that introduces the question.
+_CUE_ZH = re.compile(
+    r"(?:想(?:要)?(?:问|说|了解|知道|搞清楚|弄清楚|弄明白|确认)|问题是|等等，诶，等等)"
+    r"[^。！？!?：:，,]{0,8}[：:，,]"
+)
+_CUE_EN = re.compile(
+    r"\b(?:what i (?:really |actually )?(?:want|wanted|meant|mean) to (?:ask|know|say)"
+    r"|my (?:real |actual )?question is)\b[^.?!:,]{0,20}[:,]?",
+    re.IGNORECASE,
+)
+_QUESTION_END = re.compile(r"[？?]")
+# Questions joined by "also": "X？另外，Y？" / "X? Also, Y?"
+_ALSO = re.compile(r"(?:[？?。.!！]\s*|^)(?:另外|此外|还有|also|and also)\s*[，,:：]?\s*",
+                   re.IGNORECASE)
+_MAX_LEGS = 4
+_WHOLE_WEIGHT = 0.3
+_CHATTER_WEIGHT = 0.1
+_EXPAND_WEIGHT = 0.5
+_HOP_WEIGHT = 0.5
+
+
+def _after_cues(text: str) -> list[str]:
+    out: list[str] = []
+    for cue in (_CUE_ZH, _CUE_EN):
+        for m in cue.finditer(text):
+            rest = text[m.end() :]
+            end = _QUESTION_END.search(rest)
+            part = rest[: end.end()] if end else rest
+            if tokenize(part):
+                out.append(part.strip())
+    return out
+
+
+def query_legs(query: str) -> list[Leg]:
+    """The legs of one query text: its restated or joined questions, else the whole text.
+
+    Args:
+        query: One planned query text.
+
+    Returns:
+        The whole text alone when it has no parts; else each part (at most four) at weight
+        1 and the whole text at a lower weight (lower still when the parts are restated
+        questions: the rest is chatter).
+
+    Examples:
+        >>> [(l.text, l.weight) for l in query_legs("手机是什么？另外，表哥在哪？")]
+        [('手机是什么？', 1.0), ('表哥在哪？', 1.0), ('手机是什么？另外，表哥在哪？', 0.3)]
+        >>> [l.text for l in query_legs("天气真好。不对，我真正想问的是：鞋怎么样？")][0]
+        '鞋怎么样？'
+        >>> [l.text for l in query_legs("When did Mel paint a sunrise?")]
+        ['When did Mel paint a sunrise?']
+    """
+    parts = _after_cues(query)
+    restated = bool(parts)
+    if not parts:
+        cuts = [m for m in _ALSO.finditer(query) if m.end() > m.start()]
+        starts = [0, *[m.end() for m in cuts if m.start() > 0]]
+        ends = [*[m.start() + 1 for m in cuts if m.start() > 0], len(query)]
+        parts = [query[a:b].strip() for a, b in zip(starts, ends, strict=True)]
+        parts = [p for p in parts if tokenize(p)]
+    unique = list(dict.fromkeys(parts))[:_MAX_LEGS]
+    if len(unique) <= 1 and not restated:
+        return [Leg(query)]
+    legs = [Leg(p) for p in unique]
+    weight = _CHATTER_WEIGHT if restated else _WHOLE_WEIGHT
+    if weight > 0:
+        legs.append(Leg(query, weight))
+    return legs
+
+
+def fuse_legs(ranked: Sequence[tuple[Leg, Sequence[Ranked]]], *, limit: int) -> list[Ranked]:
+    """Fuse the rankings of several legs: each leg's scores are divided by its best score
+    and weighted, a document's fused score is the sum over the legs that found it (times the
+    best leg's peak, so scores stay on the ranking's scale).
+
+    Args:
+        ranked: Each leg with its ranking (best first).
+        limit: Maximum number of results.
+
+    Returns:
+        At most ``limit`` results by fused score (ties: first leg's order, then id).
+    """
+    score: dict[str, float] = {}
+    first: dict[str, tuple[int, int]] = {}
+    docs: dict[str, Ranked] = {}
+    scale = 0.0
+    for li, (leg, hits) in enumerate(ranked):
+        peak = max((h.score for h in hits), default=0.0)
+        if peak <= 0:
+            continue
+        scale = max(scale, peak)
+        for pos, hit in enumerate(hits):
+            key = hit.doc.id
+            score[key] = score.get(key, 0.0) + leg.weight * hit.score / peak
+            first.setdefault(key, (pos, li))
+            docs.setdefault(key, hit)
+    order = sorted(score, key=lambda k: (-round(score[k], 9), first[k], k))
+    out: list[Ranked] = []
+    seen: set[str] = set()
+    for key in order:
+        doc = docs[key].doc
+        if doc.dedup_key is not None:
+            if doc.dedup_key in seen:
+                continue
+            seen.add(doc.dedup_key)
+        out.append(Ranked(doc=doc, score=round(score[key] * scale, 9)))
+        if len(out) >= limit:
+            break
+    return out
+
+
+def rank_legs(
+    query: str,
+    rank_one: Callable[[str], Sequence[Ranked]],
+    *,
+    limit: int,
+    stats: CorpusStats | None = None,
+) -> list[Ranked]:
+    """Rank a query text by its legs (:func:`query_legs`) and fuse them (:func:`fuse_legs`).
+
+    Each leg is ranked as written, then, at a lower weight, with its expansion terms
+    (:func:`~memory_graph.recall.expand.expansion_terms`) and, with ``stats``, once more with
+    the words its first hit adds (:func:`~memory_graph.recall.expand.hop_terms`).
+
+    Args:
+        query: One planned query text.
+        rank_one: Ranks one text (best first, at most ``limit``).
+        limit: Maximum number of results.
+        stats: The pool statistics (for the hop pass; none without them).
+
+    Returns:
+        ``rank_one(query)`` itself when nothing is split, expanded or hopped, else the fused
+        ranking.
+    """
+    ranked: list[tuple[Leg, Sequence[Ranked]]] = []
+    for leg in query_legs(query):
+        first = rank_one(leg.text)
+        ranked.append((leg, first))
+        extra = " ".join(expansion_terms(leg.text))
+        text = f"{leg.text} {extra}" if extra else leg.text
+        if extra and _EXPAND_WEIGHT > 0:
+            ranked.append((Leg(text, leg.weight * _EXPAND_WEIGHT), rank_one(text)))
+        if stats is not None and first and _HOP_WEIGHT > 0:
+            hop = hop_terms(leg.text, first[0].doc.tokens, stats)
+            if hop:
+                hop_text = f"{' '.join(hop)} {text}"
+                ranked.append((Leg(hop_text, leg.weight * _HOP_WEIGHT), rank_one(hop_text)))
+    if len(ranked) == 1:
+        return list(ranked[0][1])
+    return fuse_legs(ranked, limit=limit)

@@ -28,6 +28,7 @@ from typing import Any, NamedTuple
 from .._identity import Owner
 from .._types import Disagreement, Record, SearchHit
 from ..recall.candidates import PoolIndex
+from ..recall.plan import rank_legs
 from ..recall.rank import (
     Document,
     Ranked,
@@ -351,12 +352,17 @@ def rank_pool(
         where = sorted(p for kind in kind_set for p in view.by_kind.get(kind, ()))
         docs = [entries[pos].doc for pos in where if allow(pos)]
         return rank("", docs, limit=limit, include_sensitive=True)
-    qt = query_terms(query)
-    if not qt.weights:
+    if not query_terms(query).weights:
         return []
-    chosen = index.select(qt, depth=depth, allow=allow)
-    docs = [entries[pos].doc for pos in chosen]
-    return rank(query, docs, limit=limit, stats=index.stats, include_sensitive=True)
+
+    def rank_one(text: str) -> list[Ranked]:
+        qt = query_terms(text)
+        chosen = index.select(qt, depth=depth, allow=allow) if qt.weights else []
+        docs = [entries[pos].doc for pos in chosen]
+        return rank(text, docs, limit=limit, stats=index.stats, include_sensitive=True)
+
+    # recall.plan: a query's legs (several questions, a restated one), expansion, hop pass
+    return rank_legs(query, rank_one, limit=limit, stats=index.stats)
 
 
 def hits_of(

@@ -1,0 +1,166 @@
+"""Query-side expansion: words a question does not say but its evidence does. Pure.
+
+A question names an attribute ("工作地", "兴趣爱好", "phone number") where the statement that
+answers it says it another way ("在杭州上班", "特别喜欢阅读", "电话号码是..."), and it writes
+numbers one way ("九百人", "5月份") where the statement writes them another ("900人",
+"五月"). :func:`expansion_terms` returns the extra words for one query text:
+
+- **paraphrases** from a small fixed lexicon of question words and their everyday wordings
+  (:data:`PARAPHRASES`, Chinese and English; a key must occur in the query, its wordings are
+  added, never the other way round);
+- **numerals** in the other script: Chinese numerals before a measure word or unit become
+  digits and digits become Chinese numerals (``cn2an``, offline);
+- **entity hop terms** (:func:`hop_terms`): the words a first hit adds to its question, the
+  "who" of "the person whose hobby is X" in a second pass.
+
+Only the query changes: the stored index is untouched, so no re-indexing and no extra round
+trip. Callers rank the expanded text as a low-weight leg beside the original
+(:mod:`memory_graph.recall.plan`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from functools import lru_cache
+
+from .rank import CorpusStats, is_stop_term, term_of
+from .tokenize import is_cjk, tokenize
+
+__all__ = ["PARAPHRASES", "expansion_terms", "hop_terms", "numeral_variants"]
+
+PARAPHRASES: Mapping[str, tuple[str, ...]] = {
+    # where someone works, lives, comes from
+    "工作地": ("上班", "工作"),
+    "工作地点": ("上班", "工作"),
+    "家乡": ("老家", "家是"),
+    "老家": ("家乡",),
+    "哪里人": ("老家", "家乡"),
+    "单位名称": ("单位", "公司"),
+    "居住": ("住", "小区"),
+    # who someone is
+    "姓名": ("名字", "名叫", "叫"),
+    "名字": ("姓名", "名叫", "叫"),
+    "教育背景": ("学历", "毕业", "念", "读"),
+    "学历": ("教育背景", "毕业"),
+    "职业": ("工作是", "做", "当"),
+    "职位": ("当", "担任"),
+    "兴趣爱好": ("爱好", "喜欢", "爱"),
+    "爱好": ("喜欢", "爱"),
+    "年龄": ("岁", "今年"),
+    "身高": ("厘米", "cm"),
+    "生日": ("出生",),
+    "联系电话": ("电话", "号码", "手机号"),
+    "电话号码": ("电话", "联系电话", "手机号"),
+    "邮箱地址": ("邮箱",),
+    # things by their category
+    "家电": ("电器", "空调", "冰箱", "洗衣机", "电饭煲", "净化器", "电视", "微波炉"),
+    "美妆": ("化妆品", "护肤", "润肤", "粉底", "口红", "面霜", "喷雾", "精华"),
+    "运动鞋": ("鞋", "跑鞋", "球鞋"),
+    # English question words
+    "phone": ("number", "call", "mobile"),
+    "hobby": ("love", "enjoy", "like", "into"),
+    "hobbies": ("love", "enjoy", "like", "into"),
+    "job": ("work", "working", "career"),
+    "occupation": ("work", "job", "career"),
+    "hometown": ("from", "grew"),
+    "birthday": ("born", "birth"),
+}
+"""Question word -> everyday wordings of its answer (one direction only)."""
+
+_EN_WORD = re.compile(r"[a-z]+")
+# A Chinese numeral or a digit run directly before a measure word or unit.
+_UNITS = "人天周月日号岁年个次位名元块米斤kgcm厘"
+_CN_NUMBER = re.compile(rf"[零〇一二两三四五六七八九十百千万]+(?=[{_UNITS}])")
+_AN_NUMBER = re.compile(rf"[0-9]+(?=[{_UNITS}])")
+
+
+@lru_cache(maxsize=4096)
+def numeral_variants(text: str) -> tuple[str, ...]:
+    """Numbers before a measure word or unit, written in the other script.
+
+    Examples:
+        >>> numeral_variants("规模超过了九百人，五月份出生")
+        ('900人', '5月')
+        >>> numeral_variants("超过1000人")
+        ('一千人',)
+    """
+    import cn2an  # type: ignore[import-untyped]
+
+    out: list[str] = []
+    for m in _CN_NUMBER.finditer(text):
+        try:
+            value = cn2an.cn2an(m.group(), "smart")
+        except (ValueError, KeyError, IndexError):
+            continue
+        unit = text[m.end()]
+        out.append(f"{int(value)}{unit}")
+    for m in _AN_NUMBER.finditer(text):
+        try:
+            words = cn2an.an2cn(m.group().lstrip("0") or "0")
+        except (ValueError, KeyError, IndexError):
+            continue
+        out.append(f"{words}{text[m.end()]}")
+    return tuple(dict.fromkeys(out))
+
+
+@lru_cache(maxsize=4096)
+def expansion_terms(text: str) -> tuple[str, ...]:
+    """The extra words of one query text: paraphrases of its question words and its
+    numbers in the other script.
+
+    Args:
+        text: One query leg.
+
+    Returns:
+        Extra words, in a fixed order, without repeats and without words already in it.
+
+    Examples:
+        >>> expansion_terms("那个兴趣爱好是集邮的人，工作地在哪？")
+        ('上班', '喜欢')
+        >>> expansion_terms("What is Joanna's hobby?")
+        ('love', 'enjoy', 'like', 'into')
+    """
+    lowered = text.lower()
+    words = set(_EN_WORD.findall(lowered))
+    out: list[str] = []
+    for key, wordings in PARAPHRASES.items():
+        found = key in words if key.isascii() else key in lowered
+        if found:
+            out.extend(w for w in wordings if w not in lowered)
+    out.extend(numeral_variants(lowered))
+    return tuple(dict.fromkeys(out))
+
+
+def hop_terms(
+    query: str, hit_tokens: Sequence[str], stats: CorpusStats, *, limit: int = 2
+) -> tuple[str, ...]:
+    """What a first hit adds to its question: its rarest words absent from the query.
+
+    A question that names someone by an attribute ("the person who is 36") is answered by
+    the statements about that someone ("my cousin likes reading"), and the first hit
+    ("my cousin is 36") says who it is. Function words, single CJK characters, numbers and
+    terms in more than a quarter of the pool are left out.
+
+    Args:
+        query: The question.
+        hit_tokens: The first hit's index tokens.
+        stats: The pool statistics.
+        limit: At most this many terms.
+
+    Returns:
+        The terms, rarest first (ties by term).
+    """
+    asked = {term_of(t) for t in tokenize(query)}
+    cap = max(3, stats.n_docs // 4)
+    found: set[tuple[int, str]] = set()
+    for token in hit_tokens:
+        term = term_of(token)
+        if term in asked or is_stop_term(term) or term.isdigit():
+            continue
+        if len(term) == 1 and is_cjk(term):
+            continue
+        df = stats.df.get(term, 0)
+        if 1 < df <= cap:
+            found.add((df, term))
+    return tuple(t for _df, t in sorted(found)[:limit])
