@@ -24,10 +24,10 @@ import re
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
 
-from .rank import CorpusStats, is_stop_term, term_of
+from .rank import DEFAULT_PARAMS, CorpusStats, is_stop_term, term_of
 from .tokenize import is_cjk, tokenize
 
-__all__ = ["PARAPHRASES", "expansion_terms", "hop_terms", "numeral_variants"]
+__all__ = ["PARAPHRASES", "expanded_text", "expansion_terms", "hop_terms", "swap_numerals"]
 
 PARAPHRASES: Mapping[str, tuple[str, ...]] = {
     # where someone works, lives, comes from
@@ -71,43 +71,38 @@ PARAPHRASES: Mapping[str, tuple[str, ...]] = {
 _EN_WORD = re.compile(r"[a-z]+")
 # A Chinese numeral or a digit run directly before a measure word or unit.
 _UNITS = "人天周月日号岁年个次位名元块米斤kgcm厘"
-_CN_NUMBER = re.compile(rf"[零〇一二两三四五六七八九十百千万]+(?=[{_UNITS}])")
-_AN_NUMBER = re.compile(rf"[0-9]+(?=[{_UNITS}])")
+
+
+def _swap(match: re.Match[str]) -> str:
+    import cn2an  # type: ignore[import-untyped]
+
+    raw = match.group()
+    try:
+        if raw.isdigit():
+            return str(cn2an.an2cn(raw.lstrip("0") or "0"))
+        return str(int(cn2an.cn2an(raw, "smart")))
+    except (ValueError, KeyError, IndexError):
+        return raw
+
+
+_NUMBER = re.compile(rf"(?:[零〇一二两三四五六七八九十百千万]+|[0-9]+)(?=[{_UNITS}])")
 
 
 @lru_cache(maxsize=4096)
-def numeral_variants(text: str) -> tuple[str, ...]:
-    """Numbers before a measure word or unit, written in the other script.
+def swap_numerals(text: str) -> str:
+    """``text`` with every number before a measure word or unit written in the other script
+    (Chinese numerals as digits, digits as Chinese numerals; ``cn2an``, offline).
 
     Examples:
-        >>> numeral_variants("规模超过了九百人，五月份出生")
-        ('900人', '5月')
-        >>> numeral_variants("超过1000人")
-        ('一千人',)
+        >>> swap_numerals("规模超过了九百人，五月份出生，超过1000人")
+        '规模超过了900人，5月份出生，超过一千人'
     """
-    import cn2an  # type: ignore[import-untyped]
-
-    out: list[str] = []
-    for m in _CN_NUMBER.finditer(text):
-        try:
-            value = cn2an.cn2an(m.group(), "smart")
-        except (ValueError, KeyError, IndexError):
-            continue
-        unit = text[m.end()]
-        out.append(f"{int(value)}{unit}")
-    for m in _AN_NUMBER.finditer(text):
-        try:
-            words = cn2an.an2cn(m.group().lstrip("0") or "0")
-        except (ValueError, KeyError, IndexError):
-            continue
-        out.append(f"{words}{text[m.end()]}")
-    return tuple(dict.fromkeys(out))
+    return _NUMBER.sub(_swap, text)
 
 
 @lru_cache(maxsize=4096)
 def expansion_terms(text: str) -> tuple[str, ...]:
-    """The extra words of one query text: paraphrases of its question words and its
-    numbers in the other script.
+    """The extra words of one query text: paraphrases of its question words.
 
     Args:
         text: One query leg.
@@ -128,8 +123,24 @@ def expansion_terms(text: str) -> tuple[str, ...]:
         found = key in words if key.isascii() else key in lowered
         if found:
             out.extend(w for w in wordings if w not in lowered)
-    out.extend(numeral_variants(lowered))
     return tuple(dict.fromkeys(out))
+
+
+def expanded_text(text: str) -> str | None:
+    """The text of a query's expansion pass: its numbers swapped to the other script
+    (:func:`swap_numerals`) and its paraphrases (:func:`expansion_terms`) appended; ``None``
+    when that changes nothing.
+
+    Examples:
+        >>> expanded_text("那个规模是九百人的活动，工作地在哪？")
+        '那个规模是900人的活动，工作地在哪？ 上班'
+        >>> expanded_text("hello") is None
+        True
+    """
+    swapped = swap_numerals(text)
+    extra = expansion_terms(text)
+    out = f"{swapped} {' '.join(extra)}" if extra else swapped
+    return None if out == text else out
 
 
 def hop_terms(
@@ -140,7 +151,8 @@ def hop_terms(
     A question that names someone by an attribute ("the person who is 36") is answered by
     the statements about that someone ("my cousin likes reading"), and the first hit
     ("my cousin is 36") says who it is. Function words, single CJK characters, numbers and
-    terms in more than a quarter of the pool are left out.
+    terms in more than a quarter of the pool are left out, and so are CJK pairs with a
+    function character (``我表`` of ``我表姐``).
 
     Args:
         query: The question.
@@ -149,8 +161,11 @@ def hop_terms(
         limit: At most this many terms.
 
     Returns:
-        The terms, rarest first (ties by term).
+        The terms, rarest first (ties by term); none in a pool smaller than the ranking's
+        ``hop_min_pool``.
     """
+    if stats.n_docs < DEFAULT_PARAMS.hop_min_pool:
+        return ()  # in a tiny pool every term is "rare"; the ranking's hop pass agrees
     asked = {term_of(t) for t in tokenize(query)}
     cap = max(3, stats.n_docs // 4)
     found: set[tuple[int, str]] = set()
@@ -158,8 +173,8 @@ def hop_terms(
         term = term_of(token)
         if term in asked or is_stop_term(term) or term.isdigit():
             continue
-        if len(term) == 1 and is_cjk(term):
-            continue
+        if is_cjk(term[0]) and (len(term) == 1 or any(is_stop_term(c) for c in term)):
+            continue  # a single character, or a pair with a function character ("我表")
         df = stats.df.get(term, 0)
         if 1 < df <= cap:
             found.add((df, term))

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from .._types import SearchHit
-from .expand import expansion_terms, hop_terms
+from .expand import expanded_text, hop_terms
 from .rank import CorpusStats, Ranked
 from .tokenize import tokenize
 
@@ -29,6 +29,7 @@ __all__ = [
     "STANDING_TRUSTS",
     "Leg",
     "fuse_legs",
+    "interleave",
     "merge_hits",
     "plan_queries",
     "query_legs",
@@ -116,13 +117,14 @@ _CUE_EN = re.compile(
 )
 _QUESTION_END = re.compile(r"[？?]")
 # Questions joined by "also": "X？另外，Y？" / "X? Also, Y?"
-_ALSO = re.compile(r"(?:[？?。.!！]\s*|^)(?:另外|此外|还有|also|and also)\s*[，,:：]?\s*",
-                   re.IGNORECASE)
+_ALSO = re.compile(
+    r"(?:[？?。.!！]\s*|^)(?:另外|此外|还有|also|and also)\s*[，,:：]?\s*", re.IGNORECASE
+)
 _MAX_LEGS = 4
 _WHOLE_WEIGHT = 0.3
 _CHATTER_WEIGHT = 0.1
-_EXPAND_WEIGHT = 0.5
-_HOP_WEIGHT = 0.5
+_EXPAND_WEIGHT = 1.0
+_HOP_WEIGHT = 0.7
 
 
 def _after_cues(text: str) -> list[str]:
@@ -225,7 +227,7 @@ def rank_legs(
     """Rank a query text by its legs (:func:`query_legs`) and fuse them (:func:`fuse_legs`).
 
     Each leg is ranked as written, then, at a lower weight, with its expansion terms
-    (:func:`~memory_graph.recall.expand.expansion_terms`) and, with ``stats``, once more with
+    (:func:`~memory_graph.recall.expand.expanded_text`) and, with ``stats``, once more with
     the words its first hit adds (:func:`~memory_graph.recall.expand.hop_terms`).
 
     Args:
@@ -238,19 +240,51 @@ def rank_legs(
         ``rank_one(query)`` itself when nothing is split, expanded or hopped, else the fused
         ranking.
     """
-    ranked: list[tuple[Leg, Sequence[Ranked]]] = []
-    for leg in query_legs(query):
+    legs = query_legs(query)
+    groups: list[tuple[Leg, Sequence[Ranked]]] = []
+    for leg in legs:
         first = rank_one(leg.text)
-        ranked.append((leg, first))
-        extra = " ".join(expansion_terms(leg.text))
-        text = f"{leg.text} {extra}" if extra else leg.text
-        if extra and _EXPAND_WEIGHT > 0:
-            ranked.append((Leg(text, leg.weight * _EXPAND_WEIGHT), rank_one(text)))
+        passes: list[tuple[Leg, Sequence[Ranked]]] = [(Leg(leg.text), first)]
+        text = expanded_text(leg.text) or leg.text
+        if text != leg.text and _EXPAND_WEIGHT > 0:
+            passes.append((Leg(text, _EXPAND_WEIGHT), rank_one(text)))
         if stats is not None and first and _HOP_WEIGHT > 0:
             hop = hop_terms(leg.text, first[0].doc.tokens, stats)
             if hop:
                 hop_text = f"{' '.join(hop)} {text}"
-                ranked.append((Leg(hop_text, leg.weight * _HOP_WEIGHT), rank_one(hop_text)))
-    if len(ranked) == 1:
-        return list(ranked[0][1])
-    return fuse_legs(ranked, limit=limit)
+                passes.append((Leg(hop_text, _HOP_WEIGHT), rank_one(hop_text)))
+        merged = passes[0][1] if len(passes) == 1 else fuse_legs(passes, limit=limit)
+        groups.append((leg, merged))
+    if len(groups) == 1:
+        return list(groups[0][1])
+    # The fused ranking's best first (the document that answers most of the message), then
+    # the questions' rankings in turn.
+    fused = fuse_legs(groups, limit=1)
+    return interleave([fused, *[hits for leg, hits in groups if leg.weight >= 1.0]], limit=limit)
+
+
+def interleave(rankings: Sequence[Sequence[Ranked]], *, limit: int) -> list[Ranked]:
+    """Take the rankings' results in turn (first of each, then second of each, ...),
+    skipping repeats, so every question of a message gets its share of the ``limit``.
+
+    Examples:
+        >>> from memory_graph.recall.rank import Document
+        >>> a, b, c = (Ranked(Document(x, [x]), 1.0) for x in "abc")
+        >>> [r.doc.id for r in interleave([[a, b], [a, c]], limit=3)]
+        ['a', 'b', 'c']
+    """
+    out: list[Ranked] = []
+    seen: set[str] = set()
+    for i in range(max((len(r) for r in rankings), default=0)):
+        for ranking in rankings:
+            if i < len(ranking) and ranking[i].doc.id not in seen:
+                key = ranking[i].doc.dedup_key
+                if key is not None and key in seen:
+                    continue
+                seen.add(ranking[i].doc.id)
+                if key is not None:
+                    seen.add(key)
+                out.append(ranking[i])
+                if len(out) >= limit:
+                    return out
+    return out
