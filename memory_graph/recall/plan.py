@@ -248,7 +248,9 @@ def rank_legs(
         text = expanded_text(leg.text) or leg.text
         if text != leg.text and _EXPAND_WEIGHT > 0:
             passes.append((Leg(text, _EXPAND_WEIGHT), rank_one(text)))
-        if stats is not None and first and _HOP_WEIGHT > 0:
+        # As in the ranking's own hop pass, a conversation turn is no bridge: its second
+        # hop is its thread neighbours.
+        if stats is not None and first and first[0].doc.thread is None and _HOP_WEIGHT > 0:
             hop = hop_terms(leg.text, first[0].doc.tokens, stats)
             if hop:
                 hop_text = f"{' '.join(hop)} {text}"
