@@ -3,6 +3,7 @@ every table and column of the database (bytea decoded) for the erased user's wor
 
 from __future__ import annotations
 
+import asyncio
 from datetime import timedelta
 from typing import Any
 
@@ -12,7 +13,14 @@ from _graph_helpers import cfg, harness_on, turn
 from _scan import scan, stats_consistent
 from psycopg.types.json import Jsonb
 
-from memory_graph import ConfigurationError, ForgetReport, MemoryStore, Owner, ValidationError
+from memory_graph import (
+    AsyncMemoryStore,
+    ConfigurationError,
+    ForgetReport,
+    MemoryStore,
+    Owner,
+    ValidationError,
+)
 from nodes import decide_all
 
 ALICE, BOB = Owner("alice"), Owner("bob")
@@ -186,3 +194,42 @@ def test_forget_rejects_bad_input_and_touches_nothing(pg_dsn: str) -> None:
         # Case and surrounding spaces name the same user (the scope digest folds them).
         assert store.forget_user(" ALICE ").rows["mg_records"] == 1
         assert store.list_records(ALICE) == []
+
+
+def test_async_forget_awaits_adelete_thread_else_calls_delete_thread(pg_dsn: str) -> None:
+    """The async store awaits a saver's ``adelete_thread``; a saver with only a sync
+    ``delete_thread`` is called directly; one without ``delete_thread`` is refused first."""
+    calls: list[tuple[str, str]] = []
+
+    class AsyncSaver:
+        def delete_thread(self, tid: str) -> None:
+            calls.append(("sync", tid))
+
+        async def adelete_thread(self, tid: str) -> None:
+            await asyncio.sleep(0)
+            calls.append(("async", tid))
+
+    class SyncSaver:
+        def delete_thread(self, tid: str) -> None:
+            calls.append(("sync", tid))
+
+    class OnlyAsync:
+        async def adelete_thread(self, tid: str) -> None:
+            calls.append(("async", tid))
+
+    async def main() -> None:
+        async with AsyncMemoryStore.from_dsn(pg_dsn) as store:
+            await store.setup()
+            for owner, thread in ((ALICE, "a-1"), (ALICE_WS, "a-2"), (BOB, "b-1")):
+                await store.claim_thread(owner, thread)
+            with pytest.raises(ConfigurationError):
+                await store.forget_user(ALICE, checkpointer=OnlyAsync())
+            assert calls == [] and await store.list_threads(ALICE) == ["a-1", "a-2"]
+            await store.forget_user(ALICE, checkpointer=AsyncSaver())
+            assert calls == [("async", "a-1"), ("async", "a-2")]
+            await store.claim_thread(ALICE, "a-9")
+            await store.forget_user("alice", checkpointer=SyncSaver())
+            assert calls[2:] == [("sync", "a-9")]
+            assert await store.list_threads(BOB) == ["b-1"]
+
+    asyncio.run(main())
