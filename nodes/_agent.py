@@ -58,7 +58,7 @@ from ._evidence import (
     evidence_manifest,
 )
 from ._metrics import ends_turn
-from ._nodes import create_extract_memories, create_load_user_context, create_recall
+from ._nodes import create_extract_memories, create_load_memory, create_recall
 from ._owner import acheck_run, check_run, check_thread_owner, with_proof
 from ._prompt import DEFAULT_INSTRUCTIONS, build_system_prompt
 from ._review import create_review_memories
@@ -221,13 +221,18 @@ def build_memory_graph(
     builder: StateGraph[MemoryState, MemoryContext, MemoryState, MemoryState] = StateGraph(
         MemoryState, context_schema=MemoryContext
     )
-    builder.add_node("load_user_context", create_load_user_context(store))
+    budgets = {
+        "limit": recall_limit,
+        "max_bytes": recall_max_bytes,
+        "max_tokens": recall_max_tokens,
+    }
     builder.add_node(
-        "recall",
-        create_recall(
-            store, limit=recall_limit, max_bytes=recall_max_bytes, max_tokens=recall_max_tokens
+        "load_memory",
+        create_load_memory(
+            store, extractor=extractor, redact_blocked=redact_blocked, **budgets
         ),
     )
+    builder.add_node("recall", create_recall(store, **budgets))
     builder.add_node(
         "agent",
         _create_model_node(
@@ -239,14 +244,11 @@ def build_memory_graph(
             message_window=message_window,
         ),
     )
-    extract = create_extract_memories(store, extractor=extractor, redact_blocked=redact_blocked)
-    builder.add_node("extract_memories", extract)
     builder.add_node("review_memories", create_review_memories(store, policy=policy))
-    # Context, the first recall and extraction are independent: one superstep (one
-    # checkpoint), and the model starts once all three are done.
-    for first in ("load_user_context", "recall", "extract_memories"):
-        builder.add_edge(START, first)
-        builder.add_edge(first, "agent")
+    # Context, the first recall and extraction are one node: one superstep (one checkpoint),
+    # one task write and one entry read before the model starts.
+    builder.add_edge(START, "load_memory")
+    builder.add_edge("load_memory", "agent")
     if all_tools:
         if evidence is not None:
             builder.add_node("tools", create_evidence_tool_node(all_tools, ev_store, evidence))

@@ -100,7 +100,7 @@ def _turn_id(state: Mapping[str, Any]) -> str | None:
 
 def _counts(name: str, result: Mapping[str, Any]) -> dict[str, Any]:
     counts: dict[str, Any] = {}
-    if name == "recall" and isinstance(result.get("recalled"), str):
+    if isinstance(result.get("recalled"), str):  # recall and the entry node
         block = result["recalled"]
         size = len(block.encode("utf-8"))
         counts.update(

@@ -35,6 +35,7 @@ from ._state import ExtractionReportJSON, ProposalJSON, proposal_to_json
 
 __all__ = [
     "create_extract_memories",
+    "create_load_memory",
     "create_load_user_context",
     "create_recall",
     "latest_human_text",
@@ -148,6 +149,18 @@ def latest_human_text(messages: Sequence[AnyMessage]) -> str | None:
     return None
 
 
+def _recall_args(state: Mapping[str, Any], budgets: Mapping[str, Any]) -> dict[str, Any]:
+    """``snapshot`` keyword arguments: the query plan's texts from the state, and budgets."""
+    task = state.get("task") or {}
+    goal = state.get("goal") or {}
+    return {
+        "task_step": task.get("query") or task.get("next_step") or None,
+        "latest_input": latest_human_text(state.get("messages") or []),
+        "goal": goal.get("objective") or None,
+        **budgets,
+    }
+
+
 def create_recall(
     store: AnyStore | None = None,
     *,
@@ -170,26 +183,10 @@ def create_recall(
     Returns:
         The node function, named ``recall``.
     """
-    budgets = {
-        k: v
-        for k, v in (("limit", limit), ("max_bytes", max_bytes), ("max_tokens", max_tokens))
-        if v is not None
-    }
+    budgets = {"limit": limit, "max_bytes": max_bytes, "max_tokens": max_tokens}
 
     def body(owner: Owner, state: Mapping[str, Any], config: Any) -> Op[dict[str, Any]]:
-        task = state.get("task") or {}
-        goal = state.get("goal") or {}
-        step = task.get("query") or task.get("next_step") or None
-        block = yield Call(
-            "snapshot",
-            (owner,),
-            {
-                "task_step": step,
-                "latest_input": latest_human_text(state.get("messages") or []),
-                "goal": goal.get("objective") or None,
-                **budgets,
-            },
-        )
+        block = yield Call("snapshot", (owner,), _recall_args(state, budgets))
         return {"recalled": block}
 
     return _make_node(store, "recall", body)
@@ -208,6 +205,131 @@ def new_human_messages(
             if message.id == last_message_id:
                 start = index + 1
     return [m for m in messages[start:] if m.type == "human"]
+
+
+def _extract(
+    owner: Owner,
+    state: Mapping[str, Any],
+    config: Any,
+    *,
+    extractor: Any,
+    redact_blocked: bool,
+    listed: list[Proposal] | None = None,
+) -> Op[dict[str, Any]]:
+    """The extraction body (see :func:`create_extract_memories`).
+
+    ``listed``: the thread's pending proposals when the caller read them already (the
+    entry node reads them with the context); ``None`` reads them here.
+    """
+    from memory_graph.extract import plan_writes
+
+    messages: list[AnyMessage] = list(state.get("messages") or [])
+    previous: Mapping[str, Any] = state.get("extraction") or {}
+    humans = new_human_messages(messages, previous.get("last_message_id"))
+    thread_id = config_thread_id(config)
+    report: ExtractionReportJSON = {
+        "last_message_id": messages[-1].id if messages else previous.get("last_message_id"),
+        "messages": len(humans),
+        "candidates": 0,
+        "blocked": 0,
+        "blocked_categories": {},
+        "proposed": 0,
+        "unchanged": 0,
+        "dropped": 0,
+        "unsupported": 0,
+    }
+    created: list[Proposal] = []
+    if humans:
+        extracted = yield Call(
+            "extract_candidates",
+            (humans,),
+            {"extractor": extractor, "thread_id": thread_id},
+            target="extract",
+        )
+        candidates = list(extracted.candidates)
+        categories: Counter[str] = Counter(dict(extracted.blocked_categories))
+        uncategorised = extracted.blocked_count - sum(categories.values())
+        if uncategorised > 0:
+            categories["other"] += uncategorised
+        report["candidates"] = len(candidates)
+        report["unsupported"] = extracted.dropped_unsupported_count
+        report["dropped"] = (
+            extracted.dropped_ungrounded_count
+            + extracted.dropped_invalid_count
+            + extracted.dropped_unsupported_count
+        )
+        if candidates:
+            limits = yield Call("limits", target="attr")
+            profile_fields = limits.profile_fields
+            preferences = yield Call("get_preferences", (owner,))
+            profile = yield Call("get_profile", (owner,))
+            records = yield Call("list_records", (owner,))
+            plan = plan_writes(
+                candidates,
+                preferences=[p for p in preferences if p.identity.level == "user"],
+                profile=profile,
+                records=records,
+                profile_fields=profile_fields,
+            )
+            report["unchanged"] = len(plan.unchanged) + len(plan.reinforced)
+            for again in plan.reinforced:
+                # A repeat mention raises the stored record's confidence, once per
+                # source message (so a node re-run cannot count it twice).
+                event_id = again.evidence.get("source_event_id")
+                if again.target_id is None or event_id is None:
+                    continue
+                try:
+                    yield Call(
+                        "reinforce",
+                        (owner, again.target_id),
+                        {"source_event_id": str(event_id)},
+                    )
+                except (NotFoundError, ValidationError):
+                    pass  # removed or expired meanwhile: nothing to reinforce
+            for write in plan.writes:
+                try:
+                    proposal = yield Call(
+                        "propose",
+                        (owner, write.operation, write.args),
+                        {
+                            "target_id": write.target_id,
+                            "base_version": write.base_version,
+                            "idempotency_key": write.idempotency_key,
+                            "evidence": {**write.evidence, "thread_id": thread_id},
+                            "thread_id": thread_id,
+                            # new writes at the user level; replace/remove at the target's
+                            **({} if write.target_id and write.operation in (
+                                "replace", "remove") else {"level": "user"}),
+                        },
+                    )
+                except IdempotencyConflictError:
+                    report["dropped"] += 1
+                except ValidationError:
+                    # The store's guard or validation refused it: count it, keep nothing.
+                    categories["refused"] += 1
+                else:
+                    if proposal.status == "pending":  # not one the owner rejected before
+                        created.append(proposal)
+        if categories:  # content-free counts, for `memory-graph stats`
+            yield Call("note_blocked", (owner, dict(categories)), {"thread_id": thread_id})
+        report["blocked"] = sum(categories.values())
+        report["blocked_categories"] = dict(sorted(categories.items()))
+        report["proposed"] = len(created)
+    pending: list[ProposalJSON] = [proposal_to_json(p) for p in created]
+    if thread_id is not None:
+        if listed is None:
+            listed = yield Call("list_pending", (owner,), {"thread_id": thread_id})
+        seen = {p["id"] for p in pending}
+        pending += [proposal_to_json(p) for p in listed if p.id not in seen]
+    if not humans:
+        # Nothing was extracted: keep the turn's report (this is the post-tools collect).
+        return {"pending_proposals": pending, "commit_results": []}
+    out: dict[str, Any] = {
+        "pending_proposals": pending, "commit_results": [], "extraction": report
+    }
+    if redact_blocked and (masked := redact_messages(humans)):
+        out["messages"] = masked  # same ids: add_messages replaces them
+    return out
 
 
 def create_extract_memories(
@@ -236,113 +358,65 @@ def create_extract_memories(
     """
 
     def body(owner: Owner, state: Mapping[str, Any], config: Any) -> Op[dict[str, Any]]:
-        from memory_graph.extract import plan_writes
-
-        messages: list[AnyMessage] = list(state.get("messages") or [])
-        previous: Mapping[str, Any] = state.get("extraction") or {}
-        humans = new_human_messages(messages, previous.get("last_message_id"))
-        thread_id = config_thread_id(config)
-        report: ExtractionReportJSON = {
-            "last_message_id": messages[-1].id if messages else previous.get("last_message_id"),
-            "messages": len(humans),
-            "candidates": 0,
-            "blocked": 0,
-            "blocked_categories": {},
-            "proposed": 0,
-            "unchanged": 0,
-            "dropped": 0,
-            "unsupported": 0,
-        }
-        created: list[Proposal] = []
-        if humans:
-            extracted = yield Call(
-                "extract_candidates",
-                (humans,),
-                {"extractor": extractor, "thread_id": thread_id},
-                target="extract",
+        return (
+            yield from _extract(
+                owner, state, config, extractor=extractor, redact_blocked=redact_blocked
             )
-            candidates = list(extracted.candidates)
-            categories: Counter[str] = Counter(dict(extracted.blocked_categories))
-            uncategorised = extracted.blocked_count - sum(categories.values())
-            if uncategorised > 0:
-                categories["other"] += uncategorised
-            report["candidates"] = len(candidates)
-            report["unsupported"] = extracted.dropped_unsupported_count
-            report["dropped"] = (
-                extracted.dropped_ungrounded_count
-                + extracted.dropped_invalid_count
-                + extracted.dropped_unsupported_count
-            )
-            if candidates:
-                limits = yield Call("limits", target="attr")
-                profile_fields = limits.profile_fields
-                preferences = yield Call("get_preferences", (owner,))
-                profile = yield Call("get_profile", (owner,))
-                records = yield Call("list_records", (owner,))
-                plan = plan_writes(
-                    candidates,
-                    preferences=[p for p in preferences if p.identity.level == "user"],
-                    profile=profile,
-                    records=records,
-                    profile_fields=profile_fields,
-                )
-                report["unchanged"] = len(plan.unchanged) + len(plan.reinforced)
-                for again in plan.reinforced:
-                    # A repeat mention raises the stored record's confidence, once per
-                    # source message (so a node re-run cannot count it twice).
-                    event_id = again.evidence.get("source_event_id")
-                    if again.target_id is None or event_id is None:
-                        continue
-                    try:
-                        yield Call(
-                            "reinforce",
-                            (owner, again.target_id),
-                            {"source_event_id": str(event_id)},
-                        )
-                    except (NotFoundError, ValidationError):
-                        pass  # removed or expired meanwhile: nothing to reinforce
-                for write in plan.writes:
-                    try:
-                        proposal = yield Call(
-                            "propose",
-                            (owner, write.operation, write.args),
-                            {
-                                "target_id": write.target_id,
-                                "base_version": write.base_version,
-                                "idempotency_key": write.idempotency_key,
-                                "evidence": {**write.evidence, "thread_id": thread_id},
-                                "thread_id": thread_id,
-                                # new writes at the user level; replace/remove at the target's
-                                **({} if write.target_id and write.operation in (
-                                    "replace", "remove") else {"level": "user"}),
-                            },
-                        )
-                    except IdempotencyConflictError:
-                        report["dropped"] += 1
-                    except ValidationError:
-                        # The store's guard or validation refused it: count it, keep nothing.
-                        categories["refused"] += 1
-                    else:
-                        if proposal.status == "pending":  # not one the owner rejected before
-                            created.append(proposal)
-            if categories:  # content-free counts, for `memory-graph stats`
-                yield Call("note_blocked", (owner, dict(categories)), {"thread_id": thread_id})
-            report["blocked"] = sum(categories.values())
-            report["blocked_categories"] = dict(sorted(categories.items()))
-            report["proposed"] = len(created)
-        pending: list[ProposalJSON] = [proposal_to_json(p) for p in created]
-        if thread_id is not None:
-            listed = yield Call("list_pending", (owner,), {"thread_id": thread_id})
-            seen = {p["id"] for p in pending}
-            pending += [proposal_to_json(p) for p in listed if p.id not in seen]
-        if not humans:
-            # Nothing was extracted: keep the turn's report (this is the post-tools collect).
-            return {"pending_proposals": pending, "commit_results": []}
-        out: dict[str, Any] = {
-            "pending_proposals": pending, "commit_results": [], "extraction": report
-        }
-        if redact_blocked and (masked := redact_messages(humans)):
-            out["messages"] = masked  # same ids: add_messages replaces them
-        return out
+        )
 
     return _make_node(store, "extract_memories", body)
+
+
+# -- load_memory (the prebuilt agent's entry) ------------------------------------------------
+
+
+def create_load_memory(
+    store: AnyStore | None = None,
+    *,
+    extractor: Any = None,
+    redact_blocked: bool = False,
+    limit: int | None = None,
+    max_bytes: int | None = None,
+    max_tokens: int | None = None,
+) -> Node:
+    """Create the prebuilt agent's entry node: context, first recall and extraction in one.
+
+    It does what :func:`create_load_user_context`, :func:`create_recall` and
+    :func:`create_extract_memories` do, with their results in the same state keys, but reads
+    the context block, the recall snapshot and the thread's pending proposals in one
+    statement (the store's ``_turn_entry``), so a turn's entry is one node, one round trip
+    and one task write instead of three. Extraction's own reads and proposals follow only
+    when it found candidates.
+
+    Args:
+        store: a ``MemoryStore`` or ``AsyncMemoryStore``; ``None`` uses ``runtime.store``.
+        extractor: see :func:`create_extract_memories`.
+        redact_blocked: see :func:`create_extract_memories`.
+        limit: recall record limit (store default when ``None``).
+        max_bytes: recall byte budget (store default when ``None``).
+        max_tokens: recall token budget (store default when ``None``).
+
+    Returns:
+        The node function, named ``load_memory``.
+    """
+    budgets = {"limit": limit, "max_bytes": max_bytes, "max_tokens": max_tokens}
+
+    def body(owner: Owner, state: Mapping[str, Any], config: Any) -> Op[dict[str, Any]]:
+        recall = _recall_args(state, budgets)
+        entry = yield Call(
+            "_turn_entry", (owner,), {"thread_id": config_thread_id(config), "recall": recall}
+        )
+        recalled = entry.recalled
+        if recalled is None:  # hybrid recall: the query is embedded outside the read
+            recalled = yield Call("snapshot", (owner,), recall)
+        out = yield from _extract(
+            owner,
+            state,
+            config,
+            extractor=extractor,
+            redact_blocked=redact_blocked,
+            listed=entry.pending,
+        )
+        return {"user_context": entry.context, "recalled": recalled, **out}
+
+    return _make_node(store, "load_memory", body)

@@ -87,7 +87,7 @@ def check_thread_owner(
     proof = ((config or {}).get("configurable") or {}).get(CHECKED_KEY)
     if isinstance(proof, str) and hmac.compare_digest(proof, _proof(owner, thread_id)):
         return  # the compiled agent checked this owner and thread before the run started
-    yield Call("claim_thread" if claim else "check_thread", (owner, thread_id))
+    yield Call("_own_thread" if claim else "check_thread", (owner, thread_id))
 
 
 def store_of(graph: Any) -> AnyStore | None:

@@ -1,4 +1,4 @@
-"""The async store's recall: search, the recall snapshot and the optional dense leg.
+"""The async store's recall: search, the recall snapshot, the optional dense leg, turn entry.
 
 Mixed into :class:`~memory_graph.AsyncMemoryStore`. With embeddings configured and enabled,
 the query is embedded here, outside any transaction, and the hybrid ops of ``_vector.py`` run
@@ -7,13 +7,16 @@ with its vector; without them, or when the model fails, the lexical ops of ``_se
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
 from .._identity import Owner
 from .._types import Kind, SearchHit, Sensitivity, Trust
+from . import _ops_proposals as P
+from . import _ops_views as V
 from . import _search as S
+from ._ops_entry import TurnEntry, turn_entry_op
 from ._shell_async import AsyncStoreShell
 from ._vector import (
     embeddings_ready_op,
@@ -188,4 +191,31 @@ class AsyncRecallMethods(AsyncStoreShell):
             return await self._read(S.snapshot_op(owner, **frame))
         return await self._read(
             hybrid_snapshot_op(owner, query_vector=vector, model=self._model, **frame)
+        )
+
+    async def _turn_entry(
+        self, owner: Owner, *, thread_id: str | None, recall: Mapping[str, Any] | None
+    ) -> TurnEntry:
+        """The memory agent's turn entry: context block, recall snapshot (``recall``: its
+        keyword arguments) and the thread's pending proposals, in one statement
+        (``storage/_ops_entry.py``).
+
+        With embeddings configured the recall block is left out (``recalled`` is ``None``):
+        call :meth:`snapshot`, which embeds the query outside any transaction.
+        """
+        snap = None
+        if recall is not None and self._embeddings is None:
+            snap = S.snapshot_op(
+                owner,
+                as_of=None,
+                **recall,
+                clock=self._clock,
+                limits=self._limits,
+                cache=self._recall,
+            )
+        pending = None
+        if thread_id is not None:
+            pending = P.list_pending_op(owner, thread_id=thread_id, clock=self._clock)
+        return await self._read(
+            turn_entry_op(V.context_block_op(owner, as_of=None, clock=self._clock), snap, pending)
         )

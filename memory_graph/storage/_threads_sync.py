@@ -49,6 +49,21 @@ class ThreadMethods(StoreShell):
             TH.claim_thread_op(owner, thread_id, claim=False, now=self._clock())
         )
 
+    def _own_thread(self, owner: Owner, thread_id: str) -> bool:
+        """Claim ``thread_id`` for ``owner`` or check that it is ``owner``'s: one round trip.
+
+        The memory agent's owner check. The claim is one statement (insert unless claimed,
+        then the row that is there), run in autocommit mode, so a new and a known thread
+        both cost one round trip.
+
+        Raises:
+            ThreadOwnerError: another principal (user, workspace or agent) started the thread.
+            ValidationError: ``thread_id`` is not a non-blank string of at most 512 bytes.
+        """
+        return self._read(
+            TH.claim_thread_op(owner, thread_id, claim=True, now=self._clock())
+        )
+
     def list_threads(self, owner: Owner) -> list[str]:
         """Every thread id started by ``owner``'s user (any workspace or agent), oldest first."""
         return self._read(TH.list_threads_op(owner))
