@@ -30,8 +30,10 @@ id that is not pending raises ``UnknownInterruptError`` instead of answering ano
 
 from __future__ import annotations
 
+import functools
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
+from time import perf_counter
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -40,6 +42,7 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
+from langgraph.graph.message import add_messages
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.prebuilt import ToolNode
 from langgraph.prebuilt.tool_node import ToolInvocationError
@@ -49,16 +52,16 @@ from memory_graph import ApprovalPolicy
 
 from ._basestore import GovernedStore, governed_from_runtime
 from ._context import MemoryContext, resolve_owner
-from ._core import AnyStore, ConfigurationError, MemoryGraphError
-from ._drive import drive_async, drive_sync, is_async_store
+from ._core import AnyStore, ConfigurationError, MemoryGraphError, Owner
+from ._drive import Op, drive_async, drive_sync, is_async_store
 from ._evidence import (
     EvidencePolicy,
     create_evidence_tool_node,
     create_read_evidence_tool,
     evidence_manifest,
 )
-from ._metrics import ends_turn
-from ._nodes import create_extract_memories, create_load_memory, create_recall
+from ._metrics import ends_turn, measured
+from ._nodes import create_extract_memories, create_recall, turn_entry
 from ._owner import acheck_run, check_run, check_thread_owner, with_proof
 from ._prompt import DEFAULT_INSTRUCTIONS, build_system_prompt
 from ._review import create_review_memories
@@ -119,15 +122,52 @@ def _route_to_review(state: Mapping[str, Any]) -> str:
 MessageWindow = Callable[[list[AnyMessage]], list[AnyMessage]]
 
 
+Entry = Callable[[Owner, Mapping[str, Any], Any], Op[dict[str, Any]]]
+"""The turn's entry body (``_nodes.turn_entry`` with the graph's options bound)."""
+
+
+def _model_step(
+    owner: Owner, state: Mapping[str, Any], config: Any, entry: Entry
+) -> Op[dict[str, Any]]:
+    """The model node's store work: the owner check, then the entry on a turn's first step.
+
+    A turn's first model step is the one with no tool result since the newest human
+    message; the later steps follow ``tools -> recall``, which recalled already.
+    """
+    yield from check_thread_owner(owner, config)
+    if _ran_tools(state.get("messages") or []):
+        return {}
+    started = perf_counter()
+    result = yield from entry(owner, state, config)
+    return measured("load_memory", state, result, started)
+
+
+def _seen_by_model(state: Mapping[str, Any], updates: Mapping[str, Any]) -> dict[str, Any]:
+    """The state the model step sees: ``state`` with the entry's ``updates`` applied."""
+    view = {**state, **updates}
+    if "messages" in updates:  # masked human messages replace theirs (same ids)
+        view["messages"] = add_messages(
+            list(state.get("messages") or []), list(updates["messages"])
+        )
+    return view
+
+
 def _create_model_node(
     model: BaseChatModel,
     tools: Sequence[BaseTool],
     store: AnyStore | None,
+    entry: Entry,
     *,
     instructions: str | None,
     evidence: EvidencePolicy | None = None,
     message_window: MessageWindow | None = None,
 ) -> Any:
+    """The model node: the turn's entry (first step only), then one model call.
+
+    The entry (context, first recall, extraction) runs in this node instead of a superstep
+    of its own, so a plain turn checkpoints as often as a bare model graph; its results are
+    in the node's update and in the prompt of this very step.
+    """
     bound: Any = model.bind_tools(list(tools)) if tools else model
 
     def prompt(state: Mapping[str, Any]) -> list[Any]:
@@ -140,7 +180,10 @@ def _create_model_node(
             system = f"{system}\n\n{manifest}" if manifest else system
         return [SystemMessage(system), *visible]
 
-    # The model node checks the thread's owner too: whatever the graph's shape, the model
+    def answered(updates: dict[str, Any], message: Any) -> dict[str, Any]:
+        return {**updates, "messages": [*updates.get("messages", ()), message]}
+
+    # The model node checks the thread's owner first: whatever the graph's shape, the model
     # never sees a thread's messages on behalf of another principal.
     if is_async_store(store):
 
@@ -148,19 +191,21 @@ def _create_model_node(
             state: MemoryState, runtime: Runtime[Any], config: RunnableConfig
         ) -> dict[str, Any]:
             owner = resolve_owner(runtime.context, config)
-            await drive_async(store, check_thread_owner(owner, config))
-            return {"messages": [await bound.ainvoke(prompt(state))]}
+            updates = await drive_async(store, _model_step(owner, state, config, entry))
+            view = _seen_by_model(state, updates)
+            return answered(updates, await bound.ainvoke(prompt(view)))
 
         aagent.__name__ = "agent"
         return aagent
 
     def agent(state: MemoryState, runtime: Runtime[Any], config: RunnableConfig) -> dict[str, Any]:
         owner = resolve_owner(runtime.context, config)
+        step = _model_step(owner, state, config, entry)
         if store is None:  # the graph's runtime.store (a GovernedStore)
-            governed_from_runtime(runtime.store).drive(check_thread_owner(owner, config))
+            updates = governed_from_runtime(runtime.store).drive(step)
         else:
-            drive_sync(store, check_thread_owner(owner, config))
-        return {"messages": [bound.invoke(prompt(state))]}
+            updates = drive_sync(store, step)
+        return answered(updates, bound.invoke(prompt(_seen_by_model(state, updates))))
 
     return agent
 
@@ -226,11 +271,8 @@ def build_memory_graph(
         "max_bytes": recall_max_bytes,
         "max_tokens": recall_max_tokens,
     }
-    builder.add_node(
-        "load_memory",
-        create_load_memory(
-            store, extractor=extractor, redact_blocked=redact_blocked, **budgets
-        ),
+    entry = functools.partial(
+        turn_entry, extractor=extractor, redact_blocked=redact_blocked, budgets=budgets
     )
     builder.add_node("recall", create_recall(store, **budgets))
     builder.add_node(
@@ -239,16 +281,16 @@ def build_memory_graph(
             model,
             all_tools,
             store,
+            entry,
             instructions=instructions,
             evidence=evidence,
             message_window=message_window,
         ),
     )
     builder.add_node("review_memories", create_review_memories(store, policy=policy))
-    # Context, the first recall and extraction are one node: one superstep (one checkpoint),
-    # one task write and one entry read before the model starts.
-    builder.add_edge(START, "load_memory")
-    builder.add_edge("load_memory", "agent")
+    # The turn's entry (context, first recall, extraction) runs in the model node: a plain
+    # turn is one superstep, like a bare model graph.
+    builder.add_edge(START, "agent")
     if all_tools:
         if evidence is not None:
             builder.add_node("tools", create_evidence_tool_node(all_tools, ev_store, evidence))

@@ -35,11 +35,11 @@ from ._state import ExtractionReportJSON, ProposalJSON, proposal_to_json
 
 __all__ = [
     "create_extract_memories",
-    "create_load_memory",
     "create_load_user_context",
     "create_recall",
     "latest_human_text",
     "new_human_messages",
+    "turn_entry",
 ]
 
 Node = Callable[..., Any]
@@ -367,56 +367,36 @@ def create_extract_memories(
     return _make_node(store, "extract_memories", body)
 
 
-# -- load_memory (the prebuilt agent's entry) ------------------------------------------------
+# -- the turn's entry (run by the prebuilt agent's model node) ------------------------------
 
 
-def create_load_memory(
-    store: AnyStore | None = None,
+def turn_entry(
+    owner: Owner,
+    state: Mapping[str, Any],
+    config: Any,
     *,
-    extractor: Any = None,
-    redact_blocked: bool = False,
-    limit: int | None = None,
-    max_bytes: int | None = None,
-    max_tokens: int | None = None,
-) -> Node:
-    """Create the prebuilt agent's entry node: context, first recall and extraction in one.
+    extractor: Any,
+    redact_blocked: bool,
+    budgets: Mapping[str, Any],
+) -> Op[dict[str, Any]]:
+    """The turn's entry: what the context, recall and extraction nodes do, in one body.
 
-    It does what :func:`create_load_user_context`, :func:`create_recall` and
-    :func:`create_extract_memories` do, with their results in the same state keys, but reads
-    the context block, the recall snapshot and the thread's pending proposals in one
-    statement (the store's ``_turn_entry``), so a turn's entry is one node, one round trip
-    and one task write instead of three. Extraction's own reads and proposals follow only
-    when it found candidates.
-
-    Args:
-        store: a ``MemoryStore`` or ``AsyncMemoryStore``; ``None`` uses ``runtime.store``.
-        extractor: see :func:`create_extract_memories`.
-        redact_blocked: see :func:`create_extract_memories`.
-        limit: recall record limit (store default when ``None``).
-        max_bytes: recall byte budget (store default when ``None``).
-        max_tokens: recall token budget (store default when ``None``).
-
-    Returns:
-        The node function, named ``load_memory``.
+    The results land in the same state keys (``user_context``, ``recalled``,
+    ``pending_proposals``, ``extraction``, masked ``messages``), but the context block, the
+    recall snapshot and the thread's pending proposals are read in one statement (the
+    store's ``_turn_entry``, ``storage/_ops_entry.py``). Extraction's own reads and
+    proposals follow only when it found candidates. The caller checks the thread's owner
+    first.
     """
-    budgets = {"limit": limit, "max_bytes": max_bytes, "max_tokens": max_tokens}
-
-    def body(owner: Owner, state: Mapping[str, Any], config: Any) -> Op[dict[str, Any]]:
-        recall = _recall_args(state, budgets)
-        entry = yield Call(
-            "_turn_entry", (owner,), {"thread_id": config_thread_id(config), "recall": recall}
-        )
-        recalled = entry.recalled
-        if recalled is None:  # hybrid recall: the query is embedded outside the read
-            recalled = yield Call("snapshot", (owner,), recall)
-        out = yield from _extract(
-            owner,
-            state,
-            config,
-            extractor=extractor,
-            redact_blocked=redact_blocked,
-            listed=entry.pending,
-        )
-        return {"user_context": entry.context, "recalled": recalled, **out}
-
-    return _make_node(store, "load_memory", body)
+    recall = _recall_args(state, budgets)
+    entry = yield Call(
+        "_turn_entry", (owner,), {"thread_id": config_thread_id(config), "recall": recall}
+    )
+    recalled = entry.recalled
+    if recalled is None:  # hybrid recall: the query is embedded outside the read
+        recalled = yield Call("snapshot", (owner,), recall)
+    out = yield from _extract(
+        owner, state, config, extractor=extractor, redact_blocked=redact_blocked,
+        listed=entry.pending,
+    )
+    return {"user_context": entry.context, "recalled": recalled, **out}
