@@ -291,6 +291,7 @@ def build_memory_graph(
     # The turn's entry (context, first recall, extraction) runs in the model node: a plain
     # turn is one superstep, like a bare model graph.
     builder.add_edge(START, "agent")
+    builder.add_edge("recall", "agent")
     if all_tools:
         if evidence is not None:
             builder.add_node("tools", create_evidence_tool_node(all_tools, ev_store, evidence))

@@ -53,17 +53,16 @@ def test_recall_sees_a_removal_at_the_next_step(pg_dsn: str, flavour: str) -> No
 
 
 @FLAVOURS
-def test_a_plain_turn_is_one_memory_superstep_and_one_model_step(pg_dsn: str, flavour: str) -> None:
+def test_a_plain_turn_is_one_superstep_like_a_bare_graph(pg_dsn: str, flavour: str) -> None:
     with harness_on(pg_dsn, flavour) as h:
         chunks = h.stream(
             turn("What should I cook?"), cfg("p1"), context=CTX, stream_mode="updates"
         )
         names = [name for chunk in chunks for name in chunk]
-        assert sorted(names[:3]) == ["extract_memories", "load_user_context", "recall"]
-        assert names[3:] == ["agent"]
-        # Checkpoints: input (-1), START (0), memory (1), model (2); the bare agent-only
-        # graph stops at step 1, so memory costs one superstep.
-        assert h.get_state(cfg("p1")).metadata["step"] == 2
+        # The turn's entry (context, first recall, extraction) runs in the model node.
+        assert names == ["agent"]
+        # Checkpoints: input (-1), START (0), model (1): the bare agent-only graph's count.
+        assert h.get_state(cfg("p1")).metadata["step"] == 1
         values = h.get_state(cfg("p1")).values
         assert values["extraction"]["messages"] == 1
         assert "user_context" in values and "recalled" in values

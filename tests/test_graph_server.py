@@ -72,7 +72,7 @@ def test_configured_model_answers_and_extracts(monkeypatch: pytest.MonkeyPatch) 
     assert isinstance(model, ChatOpenAI)
     assert seen == [(model, "json_mode")]  # the same model extracts, with the set method
     assert extractor is not None
-    assert "extract_memories" in graph.nodes
+    assert {"agent", "review_memories"} <= set(graph.nodes)  # the memory agent
 
 
 class _FakeOpenAI:
