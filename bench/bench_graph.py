@@ -3,17 +3,20 @@
 Both graphs run on ``PostgresSaver`` (durability ``sync``) in the same process and database:
 
 * baseline: ``START -> agent -> END`` with the offline chat model;
-* memory:   the prebuilt agent (load_user_context + recall + extract_memories in one
-  superstep -> agent -> review_memories only when something is pending), with a turn that
-  proposes nothing (no interrupt). Every turn really loads the context, recalls against 50
-  stored records and runs extraction over the new human message.
+* memory:   the prebuilt agent (the owner check before the run; the model node runs the
+  turn's entry -- context, recall, extraction, one entry read -- then the model; review only
+  when something is pending), with a turn that proposes nothing (no interrupt). Every turn
+  really loads the context, recalls against 50 stored records and runs extraction over the
+  new human message, on a new thread (so the thread claim is paid every turn).
 
 Usage::
 
-    python bench/bench_graph.py postgresql://postgres@127.0.0.1:5432/postgres [--turns 50]
+    python bench/bench_graph.py [DSN] [--turns 50] [--round-trips]
 
-A scratch database is created on the server and dropped afterwards. Prints medians and the
-ratio (target: at most 2x).
+Without a DSN: ``$MEMORY_GRAPH_DSN``, else the embedded server. A scratch database is created
+on the server and dropped afterwards. Prints medians and the ratio (target: at most 2x).
+``--round-trips`` instead counts the round trips of a turn of each graph, by statement,
+through a counting proxy (``bench/_wire.py``).
 """
 
 from __future__ import annotations
@@ -23,12 +26,14 @@ import statistics
 import sys
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
-import psycopg
+from _common import scratch_database, server_dsn
+from _wire import proxied
 from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.graph import END, START, MessagesState, StateGraph
-from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from memory_graph import MemoryStore, Owner
 from nodes import OfflineChatModel, create_memory_agent, open_checkpointer
@@ -62,45 +67,61 @@ def _time(graph: Any, turns: int, *, context: Any = None) -> list[float]:
     return out
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("dsn", help="PostgreSQL server DSN (a scratch database is created)")
-    parser.add_argument("--turns", type=int, default=50)
-    args = parser.parse_args(argv)
+@contextmanager
+def _graphs(dsn: str) -> Iterator[tuple[Any, Any, dict[str, str]]]:
+    """The baseline and memory graphs on one saver, over a seeded store."""
+    with MemoryStore.from_dsn(dsn) as store:
+        store.setup()
+        owner = Owner("bench-user")
+        store.patch_profile(owner, {"name": "Ada"})
+        store.set_preference(owner, "reply.length", "short")
+        for n in range(50):
+            store.add(owner, "fact", f"Ada likes recipe number {n} with tomatoes")
+        model = OfflineChatModel()
+        with open_checkpointer(store) as saver:
+            memory = create_memory_agent(model, store, checkpointer=saver)
+            yield _baseline(model, saver), memory, {"user_id": owner.user_id}
 
-    name = f"mg_bench_graph_{uuid.uuid4().hex[:8]}"
-    with psycopg.connect(args.dsn, autocommit=True) as admin:
-        admin.execute(f'CREATE DATABASE "{name}"')
-    params = conninfo_to_dict(args.dsn)
-    params["dbname"] = name
-    dsn = make_conninfo(**params)  # type: ignore[arg-type]
-    try:
-        with MemoryStore.from_dsn(dsn) as store:
-            store.setup()
-            owner = Owner("bench-user")
-            store.patch_profile(owner, {"name": "Ada"})
-            store.set_preference(owner, "reply.length", "short")
-            for n in range(50):
-                store.add(owner, "fact", f"Ada likes recipe number {n} with tomatoes")
-            model = OfflineChatModel()
-            with open_checkpointer(store) as saver:
-                base = _baseline(model, saver)
-                memory = create_memory_agent(model, store, checkpointer=saver)
-                ctx = {"user_id": owner.user_id}
-                # Interleave rounds so drift in disk flush time hits both sides alike.
-                b: list[float] = []
-                m: list[float] = []
-                for _ in range(5):
-                    b += _time(base, args.turns // 5)
-                    m += _time(memory, args.turns // 5, context=ctx)
-        mb, mm = statistics.median(b) * 1000, statistics.median(m) * 1000
-        print(f"turns per graph: {len(b)} (PostgresSaver, durability=sync)")
-        print(f"baseline graph (agent only):        median {mb:7.2f} ms")
-        print(f"memory graph (load/recall/extract/review): median {mm:7.2f} ms")
-        print(f"overhead ratio: {mm / mb:.2f}x (target <= 2x)")
-    finally:
-        with psycopg.connect(args.dsn, autocommit=True) as admin:
-            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+def _round_trips(dsn: str, turns: int) -> None:
+    with proxied(dsn) as (via, trips), _graphs(via) as (base, memory, ctx):
+        for name, graph, context in (("baseline", base, None), ("memory", memory, ctx)):
+            _time(graph, 2, context=context)  # warm pools, prepared statements, recall pool
+            time.sleep(0.2)  # let the proxy see the last replies
+            trips.take()
+            _time(graph, turns, context=context)
+            time.sleep(0.2)
+            counts = trips.take()
+            ran = turns + 3  # _time's warm-up turns went through the proxy too
+            print(f"{name}: {sum(counts.values()) / ran:.1f} round trips per turn")
+            for label, n in counts.most_common():
+                print(f"  {n / ran:5.1f}  {label[:160]}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("dsn", nargs="?", help="server DSN (default: $MEMORY_GRAPH_DSN, embedded)")
+    parser.add_argument("--turns", type=int, default=50)
+    parser.add_argument(
+        "--round-trips", action="store_true", help="count round trips per turn, by statement"
+    )
+    args = parser.parse_args(argv)
+    with scratch_database(server_dsn(args.dsn)) as dsn:
+        if args.round_trips:
+            _round_trips(dsn, args.turns)
+            return 0
+        with _graphs(dsn) as (base, memory, ctx):
+            # Interleave rounds so drift in disk flush time hits both sides alike.
+            b: list[float] = []
+            m: list[float] = []
+            for _ in range(5):
+                b += _time(base, args.turns // 5)
+                m += _time(memory, args.turns // 5, context=ctx)
+    mb, mm = statistics.median(b) * 1000, statistics.median(m) * 1000
+    print(f"turns per graph: {len(b)} (PostgresSaver, durability=sync)")
+    print(f"baseline graph (agent only):                 median {mb:7.2f} ms")
+    print(f"memory graph (entry in the model node, review): median {mm:7.2f} ms")
+    print(f"overhead ratio: {mm / mb:.2f}x (target <= 2x)")
     return 0
 
 
