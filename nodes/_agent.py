@@ -3,20 +3,21 @@
 ``build_memory_graph`` returns the uncompiled ``StateGraph`` (for ``langgraph dev`` and for
 adding nodes); ``create_memory_agent`` compiles it. The graph runs::
 
-    START -+-> load_user_context -+
-           +-> recall ------------+-> agent -+-> review_memories -> END  (proposals pending)
-           +-> extract_memories --+    |     +-> END                     (nothing to review)
-                  ^                    |     +-> collect_proposals -> review_memories | END
-                  recall <- tools <----+          (after a turn that ran tools)
+    START -> agent -+-> review_memories -> END          (proposals pending)
+              ^     +-> END                             (nothing to review)
+              |     +-> collect_proposals -> review_memories | END
+              |     |                                   (after a turn that ran tools)
+           recall <- tools
 
-Recall runs before every model step, so a removal or an expiry made by a tool or another
-session takes effect at the next step.
-
-Extraction reads only the human messages of the turn, which are all there before the model
-answers, so it runs in the first superstep next to the context load and the first recall
-instead of in a superstep of its own after the model: a turn without tools and without
-proposals costs one superstep (one checkpoint) more than a bare model graph, not two. A
-turn whose model ran tools gets one ``collect_proposals`` step (the extraction node again,
+The model node (``agent``) runs the turn's **entry** before its first model call of a turn
+(:func:`._nodes.turn_entry`: the user context, the first recall and extraction, with the
+context block, the recall snapshot and the thread's pending proposals read in one statement),
+so a turn without tools and without proposals is one superstep (one checkpoint, one task
+write), exactly as many as a bare model graph. Extraction reads only the human messages of
+the turn, which are all there before the model answers; its proposals are created before
+the model runs and reviewed after it. After tools, ``recall`` runs before the next model
+step, so a removal or an expiry made by a tool or another session takes effect at the next
+step; a turn whose model ran tools gets one ``collect_proposals`` step (the extraction node,
 which finds no new human message and only gathers the thread's pending proposals, e.g. the
 tools' own), so the review batch is in the checkpointed state before the interrupt.
 

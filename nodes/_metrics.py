@@ -1,7 +1,9 @@
 """Per-turn memory metrics: counted in the state, emitted once per turn (issue 12 §4).
 
 Every memory node (``load_user_context``, ``recall``, ``extract_memories``/``collect_proposals``,
-``review_memories``) adds its counts and its latency to the ``metrics`` state field (summed
+``review_memories``) and the prebuilt agent's turn entry (``load_memory``: context, first
+recall and extraction, run in the model node) adds its counts and its latency to the
+``metrics`` state field (summed
 per turn by :func:`merge_metrics`; a new human message starts a new turn). When the turn
 ends (the graph routes to ``END``, or the review node finishes after its resume), one record
 is emitted:
