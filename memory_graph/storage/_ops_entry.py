@@ -86,7 +86,7 @@ def turn_entry_op(
     snap_q, snap_done = _first(snapshot) if snapshot is not None else (None, None)
     pend_q, pend_done = _first(pending) if pending is not None else (None, None)
     one = snap_q if snap_q is not None and snap_q.fetch == "one" else None
-    parts = ["SELECT 1 AS mg_entry_base"]
+    cols: list[str] = []
     sql = ""
     params: list[Any] = []
     if one is not None:
@@ -95,19 +95,19 @@ def turn_entry_op(
             " ON true"
         )
         params += _params(one)
-        parts.append(f"o.{_ONE}")
+        cols.append(f"o.{_ONE}")
     if pend_q is not None:
         sql += f" CROSS JOIN LATERAL (SELECT count(*) AS {_PENDING} FROM ({pend_q.sql}) y) n"
         params += _params(pend_q)
-        parts.append(f"n.{_PENDING}")
+        cols.append(f"n.{_PENDING}")
     if ctx_q is not None:
         sql += f" LEFT JOIN LATERAL ({ctx_q.sql}) c ON true"
         params += _params(ctx_q)
-        parts.append("c.*")
+        cols.append("c.*")
     rows: list[dict[str, Any]] = yield Query(
-        f"SELECT {', '.join(parts[1:]) or '1'} FROM (SELECT 1) b{sql}", params
+        f"SELECT {', '.join(cols) or '1'} FROM (SELECT 1) b{sql}", params
     )
-    ctx_rows = [
+    ctx_rows = [  # the context query tags each of its rows with its ``part``
         {k: v for k, v in row.items() if k not in (_ONE, _PENDING)}
         for row in rows
         if row.get("part") is not None
