@@ -1,10 +1,11 @@
 """Thread ownership (issue 8 §2): a thread belongs to the principal that started it.
 
 :func:`check_thread_owner` is the one check. Every node that can run first in a run (the
-context load, recall, extraction, the model node, which runs the prebuilt agent's turn entry,
-and the review node on resume) yields it before any other work, so it holds whatever the graph's shape is: the first turn records
-the principal (user scope, workspace, agent of the trusted runtime context) in the store's
-thread index (one autocommit statement, the store's ``_own_thread``), and a later run of that ``thread_id`` by another principal raises
+context load, recall, extraction, the model node, which runs the prebuilt agent's turn
+entry, and the review node on resume) yields it before any other work, so it holds whatever
+the graph's shape is: the first turn records the principal (user scope, workspace, agent of
+the trusted runtime context) in the store's thread index (one autocommit statement, the
+store's ``_own_thread``), and a later run of that ``thread_id`` by another principal raises
 ``ThreadOwnerError`` before a node reads, writes or calls the model. The out-of-band helpers
 (``pending_review``, ``resume_review``) run the same check through :func:`store_of`.
 """
