@@ -38,6 +38,14 @@ def alt(words: str) -> str:
     return "(?:" + _trie_regex(trie) + ")"
 
 
+COMMON_WORDS = frozenset(
+    "artistic addition additions disables conclusion conclusions concession scalar scalars".split()
+)
+"""Common English words one edit away from a lexicon word (``addition`` / ``addiction``):
+never typos. Found by running the typo finders over generic English text (Python's and
+Debian's documentation)."""
+
+
 class Typos:
     """Find words one edit away from a lexicon word (a deletion index, SymSpell style).
 
@@ -52,7 +60,7 @@ class Typos:
     _SUFFIX = re.compile(r"(?:ing|ed|er|ly|ness|ment|ive|ous|ful|able|ist|ism)$")
 
     def __init__(self, words: list[str], exact: frozenset[str] = frozenset()) -> None:
-        self.exact = exact | frozenset(words)
+        self.exact = exact | frozenset(words) | COMMON_WORDS
         self.index: dict[str, str] = {}
         for word in words:
             if len(word) < 6 or not word.isalpha():
@@ -212,7 +220,8 @@ _PET = re.compile(
 )
 _QUOTE_OTHER = re.compile(
     r"\b(?:says?|said|quote|quoted|lyric|lyrics|line from|tweeted|wrote|titled|called|named)"
-    r"\s*[:,]?\s*[\"']|说[:：]?\s*[“\"「]|(?:书|歌|电影|剧)名?[叫是]?\s*[《“\"「]"
+    r"\s*[:,]?\s*[\"']|\b(?:watch(?:ed|ing)?|saw|seen|read(?:ing)?|finished|"
+    r"listen(?:ed|ing)? to|play(?:ed|ing)?)\s+(?:the\s+)?[\"']|说[:：]?\s*[“\"「]|(?:书|歌|电影|剧)名?[叫是]?\s*[《“\"「]"
 )
 _TITLE = re.compile(r"《[^》]*》|「[^」]*」|\"[^\"]{1,60}\"|(?<![A-Za-z])'[^']{1,60}'(?![A-Za-z])")
 

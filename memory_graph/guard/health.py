@@ -60,7 +60,8 @@ _CONDITIONS_EN = (
     "substance abuse|relapse|relapsed|sober|sobriety|clean for|recovery|in recovery|"
     "rehab|detox|aa meeting|aa meetings|na meeting|in aa|in na|12-step|twelve-step|"
     "gender dysphoria|hrt|transitioning|top surgery|disability|disabled|handicapped|"
-    "mental illness|mental health condition|nervous breakdown|burnout leave|"
+    "mental illness|mental health condition|struggled with mental health|"
+    "struggling with mental health|struggle with mental health|struggles with mental health|nervous breakdown|burnout leave|"
     "food allergy|allergic reaction|anaphylaxis|anaphylactic|epipen|lactose intolerant|"
     "gluten intolerant|ivf|iui|egg retrieval|egg freezing|embryo transfer|fertility|"
     "trying to conceive|ttc|amh|sperm count|low t|erectile dysfunction|ed meds|"
@@ -146,9 +147,24 @@ _LAB_EN = re.compile(
     r"blood sugar|bp|blood pressure|triglycerides|platelets|hemoglobin|bmi)\b[^.;\n]{0,25}?"
     r"\d{1,3}(?:[./]\d{1,3})?"
 )
+# CA, GA and OA are also US states: after "in" / "at" they count only before "meeting".
 _RECOVERY_GROUP = re.compile(
-    r"\b(?:go to|going to|in|at|attend|attending|joined|started) (?:AA|NA|CA|GA|Al-Anon|"
-    r"SMART Recovery|OA|SAA)\b"
+    r"\b(?:go to|going to|in|at|attend|attending|joined|started) (?:AA|NA|Al-Anon|"
+    r"SMART Recovery|SAA)\b"
+    r"|\b(?:go to|going to|attend|attending|joined|started) (?:CA|GA|OA)\b"
+    r"|\b(?:CA|GA|OA) meetings?\b"
+)
+# A care profession as a line of work or study ("counseling and mental health jobs", "a
+# degree in psychology", "working in mental health"): the field, not a treatment.
+_CARE = r"(?:counsel+ing|counsel+ors?|therapy|therapists?|psycholog(?:y|ists?)|mental health)"
+_FIELD_EN = re.compile(
+    rf"{_CARE}(?:\s+(?:and|or|&)\s+{_CARE})*"
+    r"(?:\s+(?:work|career|job|jobs|careers|positions?|roles?|field|degrees?|programs?|"
+    r"courses?|classes|certification|training|workshops?|career options)\b"
+    r"|\s+as\s+a\s+(?:career|job|profession)\b"
+    r"|\s+or\s+work(?:ing)?\s+in\b)"
+    rf"|\b(?:work(?:ing)?\s+in|careers?\s+in|jobs?\s+in|degrees?\s+in|major(?:ing)?\s+in|"
+    rf"studying|job\s+as\s+an?|work(?:ing)?\s+as\s+an?)\s+(?:the\s+)?{_CARE}"
 )
 _LAB_ZH = re.compile(
     r"(?:血糖|空腹|餐后|糖化|血压|血脂|胆固醇|尿酸|肌酐|转氨酶|甘油三酯|低密度|高密度|甲功|"
@@ -265,6 +281,7 @@ def detect(sent: Sentence) -> list[Cue]:
             cues.append(Cue("health", reason, m.start(), m.end(), kind))  # type: ignore[arg-type]
     if _FIGURATIVE_EN.search(low):
         return cues
+    fields = [m.span() for m in _FIELD_EN.finditer(low)]
     for m in _HEALTH_EN.finditer(low):
         word = m.group(0)
         kind = "weak" if word in _WEAK_EN or word.rstrip("s") in _WEAK_EN else "strong"
@@ -283,8 +300,10 @@ def detect(sent: Sentence) -> list[Cue]:
         ):
             if text[m.start() : m.end()].islower():
                 continue
-        if _BENIGN_EN.match(low, m.start()):
+        if _BENIGN_EN.match(low, m.start()) or any(a <= m.start() < b for a, b in fields):
             continue
+        if word == "sponsors":
+            continue  # an event's sponsors; a recovery sponsor is one person
         cues.append(Cue("health", reason, m.start(), m.end(), kind))  # type: ignore[arg-type]
     if sent.zh:
         for m in _LAB_ZH.finditer(low):

@@ -1,0 +1,59 @@
+"""Classes of false blocks found on conversational text (issue 10), and the real sensitive
+data next to each that must stay blocked."""
+
+from __future__ import annotations
+
+import pytest
+
+from memory_graph.guard import check
+
+ALLOWED = [
+    # a care profession as a career or field of study, not a treatment
+    "Caroline: I'm keen on counseling or working in mental health - I'd love to help.",
+    "Lately, I've been looking into counseling and mental health as a career.",
+    "I'm still looking into counseling and mental health jobs.",
+    "I want a degree in psychology and a job as a therapist one day.",
+    "Last Friday I went to a counseling workshop for volunteers.",
+    # real English words one edit from a lexicon word are not typos
+    "She's been a great addition to my life.",
+    "I just got a new addition to the family, this is Max!",
+    "My sister has an artistic streak.",
+    "In conclusion, the trip was great.",
+    # business sponsors, not a recovery sponsor
+    "It was hard work - getting sponsors, coordinating with the city.",
+    "We ended up with some awesome sponsors that made the event a hit.",
+    # a US state abbreviation is not a recovery group
+    "Just skyped with that fan I met in CA and had a great time.",
+    "We drove to GA last summer.",
+    # a title that is watched or read
+    'I watched "The Lord of the Rings" Trilogy last night!',
+    "I'm reading 'The Book of Mormon' musical script for a class.",
+]
+
+BLOCKED = [
+    ("I go to counseling every week since the breakup.", "health"),
+    ("I started therapy because my job is stressing me out.", "health"),
+    ("My therapist says my anxiety is getting better.", "health"),
+    ("I've been in counseling for my depression.", "health"),
+    ("I struggled with mental health, so I looked into counseling as a career.", "health"),
+    ("my addiction to painkillers got worse", "health"),
+    ("I'm autistic and proud", "health"),
+    ("I was diagnosed with autsim last year", "health"),
+    ("I called my sponsor last night, 30 days sober", "health"),
+    ("I go to CA meetings on Tuesdays", "health"),
+    ("I joined CA last month to stay clean", "health"),
+    ("I pray to the Lord every night", "political_religious"),
+]
+
+
+@pytest.mark.parametrize("text", ALLOWED)
+def test_not_a_false_block(text: str) -> None:
+    verdict = check(text)
+    assert verdict.allowed, (verdict.category, verdict.reason)
+
+
+@pytest.mark.parametrize(("text", "category"), BLOCKED)
+def test_still_blocked(text: str, category: str) -> None:
+    verdict = check(text)
+    assert not verdict.allowed
+    assert verdict.category == category
