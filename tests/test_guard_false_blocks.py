@@ -27,6 +27,9 @@ ALLOWED = [
     "We drove to GA last summer.",
     # a title that is watched or read
     'I watched "The Lord of the Rings" Trilogy last night!',
+    # a date and time is not an unlabelled nine-digit id
+    "年度盛典的时间是2024-04-14 9:00。",
+    "The launch is at 2024-05-03 7:30.",
     "I'm reading 'The Book of Mormon' musical script for a class.",
 ]
 
@@ -43,6 +46,7 @@ BLOCKED = [
     ("I go to CA meetings on Tuesdays", "health"),
     ("I joined CA last month to stay clean", "health"),
     ("I pray to the Lord every night", "political_religious"),
+    ("my number is 123-45-6789", "gov_id"),
 ]
 
 

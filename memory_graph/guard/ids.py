@@ -198,6 +198,7 @@ def _number_cue(sent: Sentence, n: Number, low: str) -> str | None:
         and not _trivial(n.digits)
         and (id_word or not _NON_ID.search(low))
         and not _DATE_AFTER.search(low[max(0, n.start - 12) : n.start])
+        and not _DATE.match(n.raw)
     ):
         return "nine-digit national id with no other label"
     return None
