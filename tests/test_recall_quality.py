@@ -157,3 +157,20 @@ def test_expansion_terms() -> None:
     docs = [Document(str(i), tokenize(t), t) for i, t in enumerate(FILLER)]
     hop = hop_terms("谁今年30岁？", tokenize("我表哥今年30岁。"), corpus_stats(docs))
     assert "表哥" in hop and "今年" not in hop
+
+
+def test_whole_text_beside_its_questions_is_ranked_once() -> None:
+    # The whole message only helps pick the fused best: no expansion or hop pass for it.
+    docs = [Document(str(i), tokenize(t), t) for i, t in enumerate(FILLER)]
+    stats = corpus_stats(docs)
+    query = "我表哥多高？另外，我同事的工作地是哪里？"
+    asked: list[str] = []
+
+    def rank_one(text: str) -> list[Ranked]:
+        asked.append(text)
+        return rank(text, docs, limit=10, stats=stats)
+
+    rank_legs(query, rank_one, limit=10, stats=stats)
+    assert asked.count(query) == 1
+    assert not [t for t in asked if t != query and t.startswith(query)]
+    assert any("上班" in t for t in asked)  # the question leg still has its expansion
