@@ -50,7 +50,7 @@ class Typos:
     """Find words one edit away from a lexicon word (a deletion index, SymSpell style).
 
     Only words of six letters or more are matched, the first letter must agree, and a
-    word that is itself in ``exact`` is never a typo.
+    word that is itself in ``exact`` or in :data:`COMMON_WORDS` is never a typo.
 
     >>> Typos(["diabetes", "mortgage"]).find("my diabeties and morgage")
     [(3, 12, 'diabetes'), (17, 24, 'mortgage')]
@@ -221,7 +221,8 @@ _PET = re.compile(
 _QUOTE_OTHER = re.compile(
     r"\b(?:says?|said|quote|quoted|lyric|lyrics|line from|tweeted|wrote|titled|called|named)"
     r"\s*[:,]?\s*[\"']|\b(?:watch(?:ed|ing)?|saw|seen|read(?:ing)?|finished|"
-    r"listen(?:ed|ing)? to|play(?:ed|ing)?)\s+(?:the\s+)?[\"']|说[:：]?\s*[“\"「]|(?:书|歌|电影|剧)名?[叫是]?\s*[《“\"「]"
+    r"listen(?:ed|ing)? to|play(?:ed|ing)?)\s+(?:the\s+)?[\"']"
+    r"|说[:：]?\s*[“\"「]|(?:书|歌|电影|剧)名?[叫是]?\s*[《“\"「]"
 )
 _TITLE = re.compile(r"《[^》]*》|「[^」]*」|\"[^\"]{1,60}\"|(?<![A-Za-z])'[^']{1,60}'(?![A-Za-z])")
 

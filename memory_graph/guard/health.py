@@ -5,7 +5,8 @@ Strong terms name something specific (a diagnosis, a drug class or a generic or 
 drug, a procedure, a lab value with a number); weak terms are generic (``surgery``,
 ``medication``, ``住院``) and need a person bound to them (see :mod:`._score`).
 Figurative uses ("allergic to meetings", "this bug is killing me", "对开会过敏") are not
-cues: an allergy needs an allergen, and idioms are excluded.
+cues: an allergy needs an allergen, and idioms are excluded. Neither is a care profession as
+a line of work or study ("counseling and mental health jobs", "a degree in psychology").
 """
 
 from __future__ import annotations
@@ -61,7 +62,8 @@ _CONDITIONS_EN = (
     "rehab|detox|aa meeting|aa meetings|na meeting|in aa|in na|12-step|twelve-step|"
     "gender dysphoria|hrt|transitioning|top surgery|disability|disabled|handicapped|"
     "mental illness|mental health condition|struggled with mental health|"
-    "struggling with mental health|struggle with mental health|struggles with mental health|nervous breakdown|burnout leave|"
+    "struggling with mental health|struggle with mental health|struggles with mental health|"
+    "nervous breakdown|burnout leave|"
     "food allergy|allergic reaction|anaphylaxis|anaphylactic|epipen|lactose intolerant|"
     "gluten intolerant|ivf|iui|egg retrieval|egg freezing|embryo transfer|fertility|"
     "trying to conceive|ttc|amh|sperm count|low t|erectile dysfunction|ed meds|"
