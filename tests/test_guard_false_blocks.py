@@ -30,6 +30,13 @@ ALLOWED = [
     # a date and time is not an unlabelled nine-digit id
     "年度盛典的时间是2024-04-14 9:00。",
     "The launch is at 2024-05-03 7:30.",
+    # a lexicon pair across two words, a term inside a Latin word, a specialty naming an event
+    "招聘会的主要内容是寻求优秀人才加入团队。",
+    "交流大会的主要内容是分享侦查经验。",
+    "我的邮箱是li@huaxiaconstruction.com。",
+    "我刚做了Actor的配音。",
+    "心内科新技术研讨会的规模是五千人。",
+    "我将要参加心内科交流大会。",
     "I'm reading 'The Book of Mormon' musical script for a class.",
 ]
 
@@ -47,6 +54,11 @@ BLOCKED = [
     ("I joined CA last month to stay clean", "health"),
     ("I pray to the Lord every night", "political_religious"),
     ("my number is 123-45-6789", "gov_id"),
+    ("我入团了", "political_religious"),
+    ("我每周去教会查经", "political_religious"),
+    ("我妈做了CT", "third_party"),
+    ("我参加了肿瘤病友交流会", "health"),
+    ("我得了肿瘤，下周还要去参加研讨会", "health"),
 ]
 
 

@@ -38,7 +38,7 @@ from collections.abc import Callable
 
 from ..errors import ValidationError
 from . import address, finance, health, ids, politics, religion, third_party
-from ._cues import Sentence, sentences
+from ._cues import Sentence, sentences, straddles
 from ._model import GuardOpinion, with_model_opinion
 from ._normalize import Normalized, normalize
 from ._score import judge
@@ -111,6 +111,8 @@ def check(text: str) -> GuardVerdict:
     for sent in sentences(norm.text):
         for detector in _DETECTORS:
             for cue in detector(sent):
+                if cue.kind != "number" and straddles(sent.text, cue.start, cue.end):
+                    continue
                 category = judge(sent, cue)
                 if category is None:
                     continue

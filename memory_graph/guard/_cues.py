@@ -46,6 +46,28 @@ never typos. Found by running the typo finders over generic English text (Python
 Debian's documentation)."""
 
 
+COMMON_WORDS_ZH = frozenset(
+    "加入 侦查 检查 调查 审查 排查 经验 经历 经济 经过 经常 团队 团体 团购 团建".split()
+)
+"""Common two-character words whose characters, next to a lexicon pair, make it straddle two
+words (``加入团队`` holds ``入团``, ``侦查经验`` holds ``查经``)."""
+
+
+def straddles(text: str, start: int, end: int) -> bool:
+    """True when the two CJK characters ``text[start:end]`` belong to two different words:
+    the character before the pair forms a common word with its first one, or the character
+    after it with its last one (:data:`COMMON_WORDS_ZH`).
+
+    >>> straddles("寻求人才加入团队", 5, 7), straddles("我入团了", 1, 3)
+    (True, False)
+    """
+    if end - start != 2:
+        return False
+    before = text[start - 1 : start + 1] if start > 0 else ""
+    after = text[end - 1 : end + 1] if end < len(text) else ""
+    return before in COMMON_WORDS_ZH or after in COMMON_WORDS_ZH
+
+
 class Typos:
     """Find words one edit away from a lexicon word (a deletion index, SymSpell style).
 

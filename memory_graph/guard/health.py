@@ -248,6 +248,20 @@ _WEAK_ZH = frozenset(
     "移植|胚胎|月子|坐月子|新冠|甲流|肺炎|支气管炎|韧带|半月板|骨折|想死|降压|降糖|抗凝|"
     "抗病毒|低密度".split("|")
 )
+# A specialty or disease naming an event ("心内科新技术研讨会"), not a patients' meeting.
+_EVENT_ZH = re.compile(
+    r"(?:(?!病友|患者|家属)[^，。,.!?！？、\s]){0,6}?"
+    r"(?:交流大会|交流会|研讨会|大会|论坛|峰会|学术会议|年会|博览会|展览会|讲座|招聘会|培训班)"
+)
+
+
+def _in_latin_word(low: str, start: int, end: int) -> bool:
+    """True when ``low[start:end]`` is part of a longer Latin word or number."""
+    before = low[start - 1] if start > 0 else " "
+    after = low[end] if end < len(low) else " "
+    return (before.isascii() and before.isalnum()) or (after.isascii() and after.isalnum())
+
+
 _ALLERGY_ZH = re.compile(
     r"(?:青霉素|头孢|阿司匹林|磺胺|布洛芬|药物|花生|坚果|海鲜|虾|蟹|鸡蛋|牛奶|乳糖|麸质|"
     r"小麦|芒果|花粉|尘螨|猫毛|狗毛|酒精|碘|乳胶|蜂|麻药|抗生素|霉素|西林|过敏性|过敏原|"
@@ -273,6 +287,10 @@ def detect(sent: Sentence) -> list[Cue]:
             return []
         for m in _HEALTH_ZH.finditer(low):
             word = m.group(0)
+            if word.isascii() and _in_latin_word(low, m.start(), m.end()):
+                continue  # "ct" of "construction" in an e-mail address
+            if _EVENT_ZH.match(low, m.end()):
+                continue  # a specialty naming an event: 心内科交流大会
             if word == "过敏" and not _ALLERGY_ZH.search(text):
                 continue
             kind = (
