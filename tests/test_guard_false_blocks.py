@@ -58,6 +58,11 @@ BLOCKED = [
     ("我每周去教会查经", "political_religious"),
     ("我妈做了CT", "third_party"),
     ("我参加了肿瘤病友交流会", "health"),
+    # another person's e-mail written straight after CJK text (no space before the address)
+    ("我上司的邮箱地址是x@y.com", "third_party"),
+    ("我妈妈的邮箱是mom123@qq.com，记一下", "third_party"),
+    ("同事小王的邮箱是wang.li@corp.cn。", "third_party"),
+    ("我老板的email：boss_01@corp.example", "third_party"),
     ("我得了肿瘤，下周还要去参加研讨会", "health"),
 ]
 

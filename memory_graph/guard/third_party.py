@@ -19,7 +19,9 @@ from .ids import non_id_label
 
 __all__ = ["detect"]
 
-_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+# ASCII only: ``\w`` would also take the CJK text written straight before the address
+# ("我上司的邮箱是x@y.com"), and the span would then swallow the person it is about.
+_EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+")
 _PHONE_WORD = re.compile(
     r"\b(?:phone|number|num|no\.|cell|mobile|tel|call|text|whatsapp|signal|telegram|"
     r"contact|reach|line|landline|digits|#)\b|电话|手机|号码|手机号|微信|联系|致电|打给|"
