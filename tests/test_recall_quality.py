@@ -97,7 +97,7 @@ def test_second_hop_finds_the_person(search) -> None:  # type: ignore[no-untyped
     more = [
         "我表姐的身高是165cm。",
         "我表姐的生日是8月1日。",
-        "我表姐的邮箱是c@example.org。",
+        "我表姐的职业是老师。",
         "我表姐在北京上班。",
         "我表姐的家乡是湖南长沙。",
     ]
