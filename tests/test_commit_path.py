@@ -110,3 +110,37 @@ def test_a_remembered_rejection_does_not_block_a_trusted_write(store: Any) -> No
     assert store.add(ALICE, "fact", "Alice keeps wasps").write_status == "CREATED"
     again = store.propose(ALICE, "add", fact, level="user", idempotency_key="later")
     assert again.status == "rejected"  # a proposal is still answered by the rejection
+
+
+def _trail(store: Any) -> list[tuple[str, str, str]]:
+    rows = reversed(store.audit_log(ALICE))
+    return [(r["target_kind"], r["action"], r["actor"]) for r in rows]
+
+
+def test_a_trusted_write_leaves_the_same_proposal_and_audit_rows(store: Any) -> None:
+    # The proposal row of a trusted write is inserted decided, in the commit statement; what
+    # is stored is what the propose-then-approve path stored.
+    res = store.set_preference(ALICE, "tone", "formal", updated_at=T0)
+    added = store.add(ALICE, "fact", "Alice keeps bees")
+    dup = store.add(ALICE, "fact", "Alice keeps bees")  # the guarded insert fails: reinforce
+    assert [r.write_status for r in (added, dup)] == ["CREATED", "UNCHANGED"]
+    assert _trail(store) == [
+        ("proposal", "proposed", "system"),
+        ("preference", "set", "api"),
+        ("proposal", "approved", "api"),
+        ("proposal", "proposed", "system"),
+        ("record", "create", "api"),
+        ("proposal", "approved", "api"),
+        ("proposal", "proposed", "system"),
+        ("record", "reinforce", "api"),
+        ("proposal", "approved", "api"),
+    ]
+    assert res.revision == 1
+    for r in (added, dup):
+        prop = store.get_proposal(ALICE, r.proposal_id)
+        assert (prop.status, prop.operation) == ("approved", "add")
+        assert prop.decided_at == prop.created_at
+        assert prop.result is not None and prop.result["write_status"] == r.write_status
+    with pytest.raises(StaleWriteError):
+        store.set_preference(ALICE, "tone", "casual", updated_at=T0 - timedelta(seconds=1))
+    assert len(_trail(store)) == 9  # a stale write leaves no proposal and no audit row
