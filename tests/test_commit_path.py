@@ -144,3 +144,31 @@ def test_a_trusted_write_leaves_the_same_proposal_and_audit_rows(store: Any) -> 
     with pytest.raises(StaleWriteError):
         store.set_preference(ALICE, "tone", "casual", updated_at=T0 - timedelta(seconds=1))
     assert len(_trail(store)) == 9  # a stale write leaves no proposal and no audit row
+
+
+def test_commit_statements_stay_within_psycopgs_query_cache(
+    store: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # psycopg parses a statement of more than 50 parameters again on every call (about
+    # 0.1 ms of client CPU per commit here): the audit rows go as one jsonb parameter.
+    from psycopg import _queries
+
+    sizes: list[int] = []
+    execute, async_execute = psycopg.Cursor.execute, psycopg.AsyncCursor.execute
+
+    def counting(self: Any, query: Any, params: Any = None, **kw: Any) -> Any:
+        sizes.append(len(params or ()))
+        return execute(self, query, params, **kw)
+
+    async def async_counting(self: Any, query: Any, params: Any = None, **kw: Any) -> Any:
+        sizes.append(len(params or ()))
+        return await async_execute(self, query, params, **kw)
+
+    monkeypatch.setattr(psycopg.Cursor, "execute", counting)
+    monkeypatch.setattr(psycopg.AsyncCursor, "execute", async_counting)
+    prop = store.propose(ALICE, "add", {"kind": "fact", "content": "Alice swims"}, level="user")
+    store.decide(ALICE, prop.id, "approve")
+    store.set_preference(ALICE, "tone", "formal", updated_at=T0)
+    store.set_preference(ALICE, "tone", "casual", updated_at=T0 + timedelta(seconds=1))
+    store.add(ALICE, "fact", "Alice keeps bees", knowledge={"claim": {"key": "k", "value": "v"}})
+    assert sizes and max(sizes) <= _queries.MAX_CACHED_STATEMENT_PARAMS

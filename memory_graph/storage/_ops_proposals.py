@@ -149,23 +149,20 @@ def _finish(
 ) -> Op[bool]:
     """Store the final status + result with the outcome's writes and all audit rows, at once.
 
-    An ``unsaved`` proposal (a trusted write's) is inserted in its final state, after its
-    ``proposed`` audit row, instead of being inserted pending and updated.
+    ``args``: the edited args to store (``None`` keeps the row's). An ``unsaved`` proposal
+    (a trusted write's) is inserted in its final state, after its ``proposed`` audit row,
+    instead of being inserted pending and updated.
     Returns ``False`` (nothing written) when the outcome's guard did not hold.
     """
     decided = (status, ctx.now, ctx.actor, Jsonb(decision), Jsonb(commit_result_to_json(result)))
     if unsaved is not None:
         update = insert_decided(unsaved, *decided)
     else:
+        edited = ("", ()) if args is None else (", args = %s", (Jsonb(args),))
         update = Query(
             "UPDATE mg_proposals SET status = %s, decided_at = %s, actor = %s, decision = %s, "
-            "result = %s, args = %s WHERE scope_id = %s AND id = %s AND {ok}",
-            (
-                *decided,
-                Jsonb(args if args is not None else row["args"]),
-                row["scope_id"],
-                row["id"],
-            ),
+            f"result = %s{edited[0]} WHERE scope_id = %s AND id = %s AND {{ok}}",
+            (*decided, *edited[1], row["scope_id"], row["id"]),
         )
     transition = audit_row(
         ctx,
@@ -296,7 +293,8 @@ def _decide(
             out.message,
             out.details,
         )
-        if (yield from _finish(ctx, row, res.status, res, record, new_args, out, unsaved)):
+        edited = new_args if dec == "edit" else None
+        if (yield from _finish(ctx, row, res.status, res, record, edited, out, unsaved)):
             return res
         # An optimistic add met a duplicate or a full identity: read, then decide again.
         out = yield from apply_add(ctx, new_args)
