@@ -52,6 +52,22 @@ def _fill(dsn: str, owner: Owner, n: int) -> None:
         conn.execute("ANALYZE mg_records")
 
 
+def _analyze(dsn: str, enabled: bool) -> None:
+    """Refresh the planner's statistics after a setup phase (both stores' tables).
+
+    A production database has statistics (autovacuum analyzes a table once 10% of it
+    changed); this scratch database was created seconds ago, and without statistics the
+    planner may pick an index on ``scope_id`` alone for a primary-key lookup and scan the
+    whole user's rows on every write (the pkey and that index tie in its estimate).
+    """
+    if not enabled:
+        return
+    import psycopg
+
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("ANALYZE")
+
+
 def _throughput(worker: object, workers: int, seconds: float) -> float:
     stop = time.perf_counter() + seconds
     counts = [0] * workers
@@ -80,6 +96,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seconds", type=float, default=3.0, help="duration of each throughput run")
     ap.add_argument("--proposals", type=int, default=1500, help="pre-created proposals per worker")
     ap.add_argument("--pool-records", type=int, default=10_000, help="records of the big identity")
+    ap.add_argument(
+        "--no-analyze",
+        action="store_true",
+        help="measure without planner statistics (ANALYZE is run after each setup phase)",
+    )
     args = ap.parse_args(argv)
 
     with scratch_database(server_dsn(args.dsn)) as dsn:
@@ -96,11 +117,13 @@ def main(argv: list[str] | None = None) -> int:
         with MemoryStore.from_dsn(dsn, max_size=args.workers, limits=limits) as store:
             store.setup()
             owner = Owner("bench-user", agent="bench-agent")
+            t0, step = datetime(2026, 1, 1, tzinfo=timezone.utc), timedelta(seconds=1)
             store.patch_profile(owner, {"name": "Ada", "timezone": "UTC", "language": "en"})
             store.set_persona(owner, assistant_values="Be concise.", assistant_identity="Helper")
             for i in range(10):
                 store.set_preference(owner, f"pref.{i}", f"value {i}")
             lg.put(("bench", "user"), "context", {"profile": {"name": "Ada"}, "prefs": {}})
+            _analyze(dsn, not args.no_analyze)
 
             print(f"server: {dsn.split('?')[0]}  samples: {args.n}")
             ours, base = paired(
@@ -111,13 +134,10 @@ def main(argv: list[str] | None = None) -> int:
             print(row("entry context load vs PostgresStore.get", ours, base, "(target <= 1.5x)"))
 
             counter = itertools.count()
-            t = datetime(2026, 1, 1, tzinfo=timezone.utc)
 
             def write() -> None:
                 i = next(counter)
-                store.set_preference(
-                    owner, "bench.key", f"v{i}", updated_at=t + timedelta(seconds=i)
-                )
+                store.set_preference(owner, "bench.key", f"v{i}", updated_at=t0 + i * step)
 
             ours, base = paired(
                 write, lambda: lg.put(("bench", "user"), "k", {"v": next(counter)}), args.n
@@ -126,6 +146,7 @@ def main(argv: list[str] | None = None) -> int:
 
             big = Owner("bench-big")
             _fill(dsn, big, args.pool_records)
+            _analyze(dsn, not args.no_analyze)
             fresh = itertools.count()
             ours, base = paired(
                 lambda: store.add(big, "fact", f"big fact {next(counter)}"),
@@ -154,6 +175,7 @@ def main(argv: list[str] | None = None) -> int:
                                          level="user")
                     q.append((o, prop.id))
                 queues.append(q)
+            _analyze(dsn, not args.no_analyze)
 
             def commit(i: int, n: int) -> None:
                 o, pid = queues[i][n % per_worker]

@@ -36,7 +36,15 @@ from ._ops_prefs import (
     lock_preference,
     lock_profile,
 )
-from ._ops_propose import commit_context, guard_args, propose_op, propose_row, untrusted_args
+from ._ops_propose import (
+    Unsaved,
+    commit_context,
+    guard_args,
+    insert_decided,
+    propose_op,
+    propose_row,
+    untrusted_args,
+)
 from ._ops_reads import get_record_op
 from ._ops_records import (
     CommitContext,
@@ -137,25 +145,25 @@ def _finish(
     decision: dict[str, Any],
     args: dict[str, Any] | None = None,
     outcome: Outcome | None = None,
+    unsaved: Unsaved | None = None,
 ) -> Op[bool]:
     """Store the final status + result with the outcome's writes and all audit rows, at once.
 
+    ``args``: the edited args to store (``None`` keeps the row's). An ``unsaved`` proposal
+    (a trusted write's) is inserted in its final state, after its ``proposed`` audit row,
+    instead of being inserted pending and updated.
     Returns ``False`` (nothing written) when the outcome's guard did not hold.
     """
-    update = Query(
-        "UPDATE mg_proposals SET status = %s, decided_at = %s, actor = %s, decision = %s, "
-        "result = %s, args = %s WHERE scope_id = %s AND id = %s AND {ok}",
-        (
-            status,
-            ctx.now,
-            ctx.actor,
-            Jsonb(decision),
-            Jsonb(commit_result_to_json(result)),
-            Jsonb(args if args is not None else row["args"]),
-            row["scope_id"],
-            row["id"],
-        ),
-    )
+    decided = (status, ctx.now, ctx.actor, Jsonb(decision), Jsonb(commit_result_to_json(result)))
+    if unsaved is not None:
+        update = insert_decided(unsaved, *decided)
+    else:
+        edited = ("", ()) if args is None else (", args = %s", (Jsonb(args),))
+        update = Query(
+            "UPDATE mg_proposals SET status = %s, decided_at = %s, actor = %s, decision = %s, "
+            f"result = %s{edited[0]} WHERE scope_id = %s AND id = %s AND {{ok}}",
+            (*decided, *edited[1], row["scope_id"], row["id"]),
+        )
     transition = audit_row(
         ctx,
         identity_from_row(row),
@@ -169,7 +177,8 @@ def _finish(
     writes = outcome.writes if outcome is not None else ()
     audits = outcome.audits if outcome is not None else ()
     guard = outcome.guard if outcome is not None else None
-    done = yield statement([*writes, update], [*audits, transition], guard)
+    first = (unsaved.audit,) if unsaved is not None else ()
+    done = yield statement([*writes, update], [*first, *audits, transition], guard)
     return guard is None or bool(done["ok"])
 
 
@@ -232,10 +241,12 @@ def _decide(
     limits: Limits,
     trust: Trust | None,
     locked: Locked | None = None,
+    unsaved: Unsaved | None = None,
 ) -> Op[CommitResult]:
     """Decide a proposal row this transaction holds, with its target's lock (if it applies).
 
-    ``locked``: the target as read under its lock by this transaction's propose, if any.
+    ``locked``: the target as read under its lock by this transaction's propose, if any;
+    ``unsaved``: the row itself when it is not written yet (a trusted write's).
     """
     pid = row["id"]
     if row["status"] != "pending":
@@ -262,11 +273,11 @@ def _decide(
             op,
             message=(f"proposal expired at {format_utc(row['expires_at'])}: nothing was written"),
         )
-        yield from _finish(ctx, row, "expired", res, record)
+        yield from _finish(ctx, row, "expired", res, record, unsaved=unsaved)
         return res
     if dec == "reject":
         res = CommitResult(pid, "rejected", op, message=message or "")
-        yield from _finish(ctx, row, "rejected", res, record)
+        yield from _finish(ctx, row, "rejected", res, record, unsaved=unsaved)
         if not actor.startswith(("policy", "grant:")):  # a person said no; a rule is no news
             yield from remember_rejection_op(row, now, limits)
         return res
@@ -282,7 +293,8 @@ def _decide(
             out.message,
             out.details,
         )
-        if (yield from _finish(ctx, row, res.status, res, record, new_args, out)):
+        edited = new_args if dec == "edit" else None
+        if (yield from _finish(ctx, row, res.status, res, record, edited, out, unsaved)):
             return res
         # An optimistic add met a duplicate or a full identity: read, then decide again.
         out = yield from apply_add(ctx, new_args)
@@ -348,7 +360,7 @@ def trusted_write_op(
     def fixed() -> datetime:
         return now
 
-    row, inserted, locked = yield from propose_row(
+    row, inserted, locked, unsaved = yield from propose_row(
         owner,
         operation,
         args,
@@ -368,7 +380,7 @@ def trusted_write_op(
         # This transaction created the row: no one else can see it, so it needs no row lock;
         # the target's lock is held and the target was read under it.
         res = yield from _decide(
-            owner, row, "approve", None, None, "api", fixed, limits, None, locked
+            owner, row, "approve", None, None, "api", fixed, limits, None, locked, unsaved
         )
     else:
         res = yield from decide_op(

@@ -7,9 +7,9 @@ replays the stored proposal instead of creating a second one. The commit path is
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, NamedTuple
 
 from psycopg.types.json import Jsonb
 
@@ -23,10 +23,19 @@ from ._driver import Op, Query
 from ._ops_prefs import pref_row, profile_row
 from ._ops_reads import get_record_op
 from ._ops_records import CommitContext, Locked, audit_row, locked_record
-from ._ops_rejections import find_rejection_op, rejection_fingerprint
+from ._ops_rejections import rejection_fingerprint
 from ._rows import proposal_from_row
 
-__all__ = ["commit_context", "guard_args", "propose_op", "propose_row", "untrusted_args"]
+__all__ = [
+    "Proposed",
+    "Unsaved",
+    "commit_context",
+    "guard_args",
+    "insert_decided",
+    "propose_op",
+    "propose_row",
+    "untrusted_args",
+]
 
 
 def guard_args(
@@ -174,7 +183,7 @@ def propose_op(
     The returned proposal has ``replayed=True`` when it already existed (same idempotency
     key, same payload).
     """
-    row, inserted, _ = yield from propose_row(
+    row, inserted, _, _ = yield from propose_row(
         owner,
         operation,
         args,
@@ -207,7 +216,7 @@ def propose_row(
     limits: Limits,
     lock_target: bool = False,
     fresh: bool = False,
-) -> Op[tuple[dict[str, Any], bool, Locked | None]]:
+) -> Op[Proposed]:
     """:func:`propose_op`, returning the proposal row, whether this call inserted it and,
     with ``lock_target``, the target read under its lock (see :func:`_before`).
 
@@ -215,8 +224,11 @@ def propose_row(
     ...): only then is a given ``confidence`` kept and a long ``expires_at`` left unclamped.
 
     ``fresh``: the caller guarantees a never-used idempotency key (a trusted write's random
-    one). The insert is then queued without waiting for its result (a duplicate id still
-    fails the transaction) and the row is built here: one round trip less per write.
+    one). There is then no replay to look for, and no remembered rejection either: those keep
+    a refused write from being *proposed* again, and a trusted write asks no reviewer. The
+    row is built here and not written: ``unsaved`` holds it, and the commit statement inserts
+    it in its decided state (:func:`insert_decided`), so propose adds no statement and no
+    round trip to a trusted write (a duplicate id still fails the transaction).
     """
     op = v.operation(operation)
     if level is not None:
@@ -252,9 +264,10 @@ def propose_row(
     )
     pid = proposal_id(owner.scope_id, key)
     phash = payload_hash(op, ident.level, target, norm)
-    refused = yield from _remembered_rejection(owner, pid, op, ident, target, norm, now)
-    if refused is not None:
-        return refused, False, locked
+    if not fresh:  # a trusted write's key is new, and it asks no reviewer: nothing to find
+        refused = yield from _remembered_rejection(owner, pid, op, ident, target, norm, now)
+        if refused is not None:
+            return Proposed(refused, False, locked)
     ctx = commit_context(owner, ident, now, "system", pid, "user-confirmed", ev, limits)
     proposed = audit_row(
         ctx,
@@ -286,56 +299,23 @@ def propose_row(
         now + ttl,
     )
     if fresh:
-        yield Query(
-            f"WITH ins AS ({_INSERT_PROPOSAL} RETURNING 1) {_AUDIT_PROPOSED} FROM ins",
-            (*values, *proposed),
-            fetch="none",
-        )
-        return _fresh_row(values), True, locked
+        return Proposed(_fresh_row(values), True, locked, Unsaved(values, proposed))
     for _ in range(2):
         # Insert-or-read in one statement; the audit row is written only with a new row. A
         # concurrent insert not yet visible to this statement's snapshot reads as no row: retry.
         row = yield Query(
-            "WITH ins AS (INSERT INTO mg_proposals (scope_id, id, level, agent_key, "
-            "workspace_key, operation, target_id, base_version, args, payload_hash, diff, "
-            "evidence, guard, status, idempotency_key, thread_id, created_at, expires_at) "
-            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, 'pending', %s, %s, %s, "
-            "%s) ON CONFLICT (scope_id, id) DO NOTHING RETURNING *), "
-            "aud AS (INSERT INTO mg_audit (scope_id, agent_key, workspace_key, target_kind, "
-            "target_id, action, before, after, version, proposal_id, actor, at) "
-            "SELECT %s::text, %s::text, %s::text, %s::text, %s::text, %s::text, %s::jsonb, "
-            "%s::jsonb, %s::integer, %s::text, %s::text, %s::timestamptz FROM ins) "
+            f"WITH ins AS ({_INSERT_PROPOSAL} ON CONFLICT (scope_id, id) DO NOTHING "
+            f"RETURNING *), aud AS ({_AUDIT_PROPOSED} FROM ins) "
             "SELECT true AS inserted, ins.* FROM ins UNION ALL "
             "SELECT false AS inserted, p.* FROM mg_proposals p WHERE p.scope_id = %s "
             "AND p.id = %s AND NOT EXISTS (SELECT 1 FROM ins)",
-            (
-                owner.scope_id,
-                pid,
-                ident.level,
-                ident.agent_key,
-                ident.workspace_key,
-                op,
-                target,
-                base,
-                Jsonb(norm),
-                phash,
-                render_diff(op, norm, before),
-                Jsonb(ev),
-                Jsonb(verdict),
-                key,
-                thread_id,
-                now,
-                now + ttl,
-                *proposed,
-                owner.scope_id,
-                pid,
-            ),
+            (*values, *proposed, owner.scope_id, pid),
             fetch="one",
         )
         if row is None:
             continue
         if row["inserted"]:
-            return row, True, locked
+            return Proposed(row, True, locked)
         same_identity = (row["agent_key"], row["workspace_key"]) == (
             ident.agent_key,
             ident.workspace_key,
@@ -345,7 +325,7 @@ def propose_row(
                 f"idempotency key {v.short(key)} was already used for a different payload: "
                 "use a new idempotency key"
             )
-        return row, False, locked
+        return Proposed(row, False, locked)
     raise ConflictError("a concurrent proposal with the same id appeared: retry")  # unreachable
 
 
@@ -362,16 +342,17 @@ def _remembered_rejection(
 
     A replay of an existing proposal (same id) is never redirected.
     """
-    exists = yield Query(
-        "SELECT 1 AS x FROM mg_proposals WHERE scope_id = %s AND id = %s",
-        (owner.scope_id, pid),
+    # The replay check and the rejection lookup in one statement (one round trip).
+    fingerprint = rejection_fingerprint(op, ident, target, norm)
+    found = yield Query(
+        "SELECT EXISTS (SELECT 1 FROM mg_proposals WHERE scope_id = %s AND id = %s) AS replay, "
+        "(SELECT proposal_id FROM mg_rejections WHERE scope_id = %s AND fingerprint = %s "
+        "AND expires_at > %s) AS rejected",
+        (owner.scope_id, pid, owner.scope_id, fingerprint, now),
         fetch="one",
     )
-    if exists is not None:
-        return None
-    fingerprint = rejection_fingerprint(op, ident, target, norm)
-    rejected = yield from find_rejection_op(owner.scope_id, fingerprint, now)
-    if rejected is None:
+    rejected = found["rejected"]
+    if found["replay"] or rejected is None:
         return None
     row: dict[str, Any] | None = yield Query(
         "SELECT * FROM mg_proposals WHERE scope_id = %s AND id = %s",
@@ -381,11 +362,21 @@ def _remembered_rejection(
     return None if row is None else {**row, "inserted": False}
 
 
+_PROPOSAL_COLS = (
+    "scope_id, id, level, agent_key, workspace_key, operation, target_id, base_version, args, "
+    "payload_hash, diff, evidence, guard, idempotency_key, thread_id, created_at, expires_at"
+)
+_PROPOSAL_VALUES = (
+    "%s::text, %s::text, %s::text, %s::text, %s::text, %s::text, %s::text, %s::integer, "
+    "%s::jsonb, %s::text, %s::text, %s::jsonb, %s::jsonb, %s::text, %s::text, "
+    "%s::timestamptz, %s::timestamptz"
+)
 _INSERT_PROPOSAL = (
-    "INSERT INTO mg_proposals (scope_id, id, level, agent_key, workspace_key, operation, "
-    "target_id, base_version, args, payload_hash, diff, evidence, guard, status, "
-    "idempotency_key, thread_id, created_at, expires_at) VALUES (%s, %s, %s, %s, %s, %s, %s, "
-    "%s, %s, %s, %s, %s, %s, 'pending', %s, %s, %s, %s)"
+    f"INSERT INTO mg_proposals ({_PROPOSAL_COLS}, status) VALUES ({_PROPOSAL_VALUES}, 'pending')"
+)
+_INSERT_DECIDED = (
+    f"INSERT INTO mg_proposals ({_PROPOSAL_COLS}, status, decided_at, actor, decision, result) "
+    f"SELECT {_PROPOSAL_VALUES}, %s, %s, %s, %s, %s WHERE {{ok}}"
 )
 _AUDIT_PROPOSED = (
     "INSERT INTO mg_audit (scope_id, agent_key, workspace_key, target_kind, target_id, action, "
@@ -393,6 +384,31 @@ _AUDIT_PROPOSED = (
     "%s::text, %s::text, %s::text, %s::jsonb, %s::jsonb, %s::integer, %s::text, %s::text, "
     "%s::timestamptz"
 )
+
+
+@dataclass(frozen=True)
+class Unsaved:
+    """A trusted write's proposal row, not written yet: its insert values, its audit row."""
+
+    values: tuple[Any, ...]
+    audit: tuple[Any, ...]
+
+
+class Proposed(NamedTuple):
+    """What :func:`propose_row` returns."""
+
+    row: dict[str, Any]
+    inserted: bool
+    locked: Locked | None
+    unsaved: Unsaved | None = None
+
+
+def insert_decided(unsaved: Unsaved, *decided: Any) -> Query:
+    """Insert an unsaved proposal in its decided state, with ``{ok}`` in its ``WHERE``.
+
+    ``decided``: status, decided_at, actor, decision and result, as ``_finish`` stores them.
+    """
+    return Query(_INSERT_DECIDED, (*unsaved.values, *decided), fetch="none")
 
 
 def _fresh_row(values: tuple[Any, ...]) -> dict[str, Any]:

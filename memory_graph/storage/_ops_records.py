@@ -167,12 +167,26 @@ def audit_row(
 _OK = "{ok}"
 """Placeholder a guardable write puts in its ``WHERE`` (see :func:`statement`)."""
 
-# Audit rows of a guarded statement are selected from typed VALUES (a bare VALUES in FROM
-# would type its NULL parameters as text).
-_AUDIT_TYPED = (
-    "(%s::text, %s::text, %s::text, %s::text, %s::text, %s::text, %s::jsonb, %s::jsonb, "
-    "%s::integer, %s::text, %s::text, %s::timestamptz)"
+# The audit rows of a statement go as one jsonb array (one parameter, whatever their number:
+# psycopg re-parses a statement of more than 50 parameters on every call).
+_AUDIT_COLS = (
+    "scope_id, agent_key, workspace_key, target_kind, target_id, action, before, after, "
+    "version, proposal_id, actor, at"
 )
+_AUDIT_RECORDSET = (
+    f"INSERT INTO mg_audit ({_AUDIT_COLS}) SELECT {_AUDIT_COLS} FROM jsonb_to_recordset(%s) "
+    "AS a(scope_id text, agent_key text, workspace_key text, target_kind text, "
+    "target_id text, action text, before jsonb, after jsonb, version integer, "
+    "proposal_id text, actor text, at timestamptz) WHERE {ok}"
+)
+_AUDIT_NAMES = _AUDIT_COLS.split(", ")
+
+
+def _audit_json(row: tuple[Any, ...]) -> dict[str, Any]:
+    return {
+        name: value.obj if isinstance(value, Jsonb) else jsonable(value)
+        for name, value in zip(_AUDIT_NAMES, row, strict=True)
+    }
 
 
 def statement(
@@ -184,8 +198,8 @@ def statement(
 
     All but the last part become data-modifying ``WITH`` items; PostgreSQL runs every one of
     them to completion. The parts must touch different rows (a row changed twice in one
-    statement is undefined). Audit rows go in one multi-row ``INSERT``, so their ``seq``
-    follows the order given.
+    statement is undefined). Audit rows go in one ``INSERT`` from one jsonb array, so their
+    ``seq`` follows the order given.
 
     With ``guard`` (a boolean SQL expression), every write happens only if the guard holds
     in the statement's snapshot: each write must carry ``{ok}`` in its ``WHERE``, and the
@@ -193,14 +207,8 @@ def statement(
     """
     parts = list(writes)
     if audits:
-        flat = [p for row in audits for p in row]
-        if guard is None:
-            sql = _AUDIT_INSERT + ", ".join(_AUDIT_VALUES for _ in audits)
-        else:
-            cols = _AUDIT_INSERT.removesuffix(" VALUES ")
-            values = ", ".join(_AUDIT_TYPED for _ in audits)
-            sql = f"{cols} SELECT * FROM (VALUES {values}) AS v WHERE {_OK}"
-        parts.append(Query(sql, flat, fetch="none"))
+        rows = Jsonb([_audit_json(row) for row in audits])
+        parts.append(Query(_AUDIT_RECORDSET, (rows,), fetch="none"))
     if not parts:
         raise ValueError("statement() needs at least one write")
     params = [p for q in parts for p in q.params]  # type: ignore[union-attr]
@@ -297,8 +305,8 @@ def below_capacity_sql(ident: Identity, now: datetime, cap: int) -> tuple[str, t
     upper, upper_params = active_count_sql(ident, now)
     exact, exact_params = _exact_count_sql(ident, now)
     return (
-        f"({upper} < %s OR {exact} < %s)",
-        (*upper_params, cap, *exact_params, cap),
+        f"(SELECT {upper} < cap OR {exact} < cap FROM (SELECT %s::bigint AS cap) c)",
+        (*upper_params, *exact_params, cap),
     )
 
 
@@ -430,39 +438,40 @@ def apply_add(ctx: CommitContext, args: dict[str, Any], *, optimistic: bool = Fa
     conf = args.get("confidence", 1.0 if ctx.trust == "user-confirmed" else 0.7)
     claim = (knowledge or {}).get("claim") or {}
     tokens = record_tokens(args["content"], knowledge, args.get("key"))
+    # One jsonb parameter for the row (see _AUDIT_RECORDSET): the commit statement of an
+    # approval stays within psycopg's query cache.
+    row_json = {
+        "scope_id": ident.scope_id,
+        "id": rid,
+        "level": ident.level,
+        "agent_key": ident.agent_key,
+        "workspace_key": ident.workspace_key,
+        "kind": args["kind"],
+        "key": args.get("key"),
+        "content": args["content"],
+        "trust": ctx.trust,
+        "sensitivity": args.get("sensitivity", "private"),
+        "confidence": conf,
+        "source": ctx.source,
+        "source_event_id": ev.get("source_event_id"),
+        "observed_at": ev.get("observed_at"),
+        "quote": ev.get("quote"),
+        "thread_id": ev.get("thread_id"),
+        "uri": ev.get("uri"),
+        "knowledge": knowledge or None,
+        "claim_key": claim.get("key"),
+        "claim_value": claim.get("value"),
+        "expires_at": jsonable(exp),
+        "content_hash": chash,
+        "tokens": tokens,
+        "created_at": jsonable(updated_at),
+        "updated_at": jsonable(updated_at),
+    }
+    cols = ", ".join(row_json)
     insert = Query(
-        "INSERT INTO mg_records (scope_id, id, level, agent_key, workspace_key, kind, key, "
-        "content, trust, sensitivity, confidence, source, source_event_id, observed_at, quote, "
-        "thread_id, uri, knowledge, claim_key, claim_value, expires_at, content_hash, "
-        "tokens, created_at, updated_at) SELECT %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, "
-        "%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s WHERE {ok}",
-        (
-            ident.scope_id,
-            rid,
-            ident.level,
-            ident.agent_key,
-            ident.workspace_key,
-            args["kind"],
-            args.get("key"),
-            args["content"],
-            ctx.trust,
-            args.get("sensitivity", "private"),
-            conf,
-            ctx.source,
-            ev.get("source_event_id"),
-            ev.get("observed_at"),
-            ev.get("quote"),
-            ev.get("thread_id"),
-            ev.get("uri"),
-            Jsonb(knowledge) if knowledge else None,
-            claim.get("key"),
-            claim.get("value"),
-            exp,
-            chash,
-            tokens,
-            updated_at,
-            updated_at,
-        ),
+        f"INSERT INTO mg_records ({cols}) SELECT {cols} "
+        "FROM jsonb_populate_record(NULL::mg_records, %s) WHERE {ok}",
+        (Jsonb(row_json),),
         fetch="none",
     )
     writes = (insert, insert_tokens_query(ident.scope_id, rid, tokens)) if tokens else (insert,)

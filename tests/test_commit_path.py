@@ -1,0 +1,174 @@
+"""The commit path's round trips, pinned by counting them (never by timing).
+
+A write runs in pipeline mode (``storage/_driver.py``): ``BEGIN`` and every statement whose
+result the op does not read are queued and go out with the next read; ``COMMIT`` is one
+more round trip. So a write costs (reads + 1) round trips, and the reads are what these
+tests count: each one is a ``Pipeline.sync`` (``AsyncPipeline.sync`` for the async twin).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import timedelta
+from typing import Any
+
+import psycopg
+import pytest
+from _stores import T0
+
+from memory_graph import Owner, StaleWriteError
+
+ALICE = Owner("alice", agent="helper")
+
+
+@pytest.fixture
+def reads(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
+    """A one-item list counting the pipeline syncs (reads) made since the last reset."""
+    count = [0]
+    sync, async_sync = psycopg.Pipeline.sync, psycopg.AsyncPipeline.sync
+
+    def counting(self: psycopg.Pipeline) -> None:
+        count[0] += 1
+        sync(self)
+
+    async def async_counting(self: psycopg.AsyncPipeline) -> None:
+        count[0] += 1
+        await async_sync(self)
+
+    monkeypatch.setattr(psycopg.Pipeline, "sync", counting)
+    monkeypatch.setattr(psycopg.AsyncPipeline, "sync", async_counting)
+    yield count
+
+
+def _prefs(store: Any) -> dict[str, str]:
+    return {p.key: p.value for p in store.get_preferences(ALICE)}
+
+
+def _measure(reads: list[int], call: Any) -> tuple[int, Any]:
+    reads[0] = 0
+    out = call()
+    return reads[0], out
+
+
+def test_a_preference_write_is_two_round_trips(store: Any, reads: list[int]) -> None:
+    # One read (the key's row, locked) + COMMIT.
+    def write(value: str, seconds: int) -> Any:
+        return store.set_preference(
+            ALICE, "tone", value, updated_at=T0 + timedelta(seconds=seconds)
+        )
+
+    n, res = _measure(reads, lambda: write("formal", 1))
+    assert (n, res.status) == (1, "CREATED")
+    n, res = _measure(reads, lambda: write("casual", 2))
+    assert (n, res.status) == (1, "UPDATED")
+    n, res = _measure(reads, lambda: write("casual", 3))
+    assert (n, res.status) == (1, "UNCHANGED")
+    reads[0] = 0
+    with pytest.raises(StaleWriteError):
+        write("old", 0)
+    assert reads[0] == 1
+    assert _prefs(store)["tone"] == "casual"
+
+
+def test_a_trusted_add_reads_once(store: Any, reads: list[int]) -> None:
+    # The guarded commit statement (the lock and the proposal row are queued); + COMMIT.
+    n, res = _measure(reads, lambda: store.add(ALICE, "fact", "Alice keeps bees"))
+    assert (n, res.write_status) == (1, "CREATED")
+    n, res = _measure(reads, lambda: store.add(ALICE, "fact", "Alice keeps bees"))
+    assert (n, res.write_status) == (2, "UNCHANGED")  # guarded attempt, then read the duplicate
+
+
+def test_a_proposal_reads_twice(store: Any, reads: list[int]) -> None:
+    # Replay-or-rejection lookup in one statement, then the insert-or-read; + COMMIT.
+    args = {"kind": "fact", "content": "Alice keeps bees"}
+    n, prop = _measure(reads, lambda: store.propose(ALICE, "add", args, level="user"))
+    assert (n, prop.status, prop.replayed) == (2, "pending", False)
+    n, again = _measure(reads, lambda: store.propose(ALICE, "add", args, level="user"))
+    assert (n, again.id, again.replayed) == (2, prop.id, True)
+
+
+def test_approving_an_add_reads_twice(store: Any, reads: list[int]) -> None:
+    # The proposal row locked (with the identity's lock), then the guarded commit; + COMMIT.
+    prop = store.propose(ALICE, "add", {"kind": "fact", "content": "Alice swims"}, level="user")
+    n, res = _measure(reads, lambda: store.decide(ALICE, prop.id, "approve"))
+    assert (n, res.status, res.write_status) == (2, "approved", "CREATED")
+
+
+def test_a_remembered_rejection_does_not_block_a_trusted_write(store: Any) -> None:
+    # Remembered rejections keep a refused write from being *proposed* again; a trusted
+    # write asks no reviewer (the application's own call), so it is written. (It used to
+    # return the stored rejection, and set_preference failed with a KeyError on it.)
+    prop = store.propose(
+        ALICE, "set_preference", {"key": "tone", "value": "sarcastic"}, level="user"
+    )
+    store.decide(ALICE, prop.id, "reject")
+    res = store.set_preference(ALICE, "tone", "Sarcastic")
+    assert (res.status, res.revision) == ("CREATED", 1)
+    assert _prefs(store)["tone"] == "Sarcastic"
+    fact = {"kind": "fact", "content": "Alice keeps wasps"}
+    store.decide(ALICE, store.propose(ALICE, "add", fact, level="user").id, "reject")
+    assert store.add(ALICE, "fact", "Alice keeps wasps").write_status == "CREATED"
+    again = store.propose(ALICE, "add", fact, level="user", idempotency_key="later")
+    assert again.status == "rejected"  # a proposal is still answered by the rejection
+
+
+def _trail(store: Any) -> list[tuple[str, str, str]]:
+    rows = reversed(store.audit_log(ALICE))
+    return [(r["target_kind"], r["action"], r["actor"]) for r in rows]
+
+
+def test_a_trusted_write_leaves_the_same_proposal_and_audit_rows(store: Any) -> None:
+    # The proposal row of a trusted write is inserted decided, in the commit statement; what
+    # is stored is what the propose-then-approve path stored.
+    res = store.set_preference(ALICE, "tone", "formal", updated_at=T0)
+    added = store.add(ALICE, "fact", "Alice keeps bees")
+    dup = store.add(ALICE, "fact", "Alice keeps bees")  # the guarded insert fails: reinforce
+    assert [r.write_status for r in (added, dup)] == ["CREATED", "UNCHANGED"]
+    assert _trail(store) == [
+        ("proposal", "proposed", "system"),
+        ("preference", "set", "api"),
+        ("proposal", "approved", "api"),
+        ("proposal", "proposed", "system"),
+        ("record", "create", "api"),
+        ("proposal", "approved", "api"),
+        ("proposal", "proposed", "system"),
+        ("record", "reinforce", "api"),
+        ("proposal", "approved", "api"),
+    ]
+    assert res.revision == 1
+    for r in (added, dup):
+        prop = store.get_proposal(ALICE, r.proposal_id)
+        assert (prop.status, prop.operation) == ("approved", "add")
+        assert prop.decided_at == prop.created_at
+        assert prop.result is not None and prop.result["write_status"] == r.write_status
+    with pytest.raises(StaleWriteError):
+        store.set_preference(ALICE, "tone", "casual", updated_at=T0 - timedelta(seconds=1))
+    assert len(_trail(store)) == 9  # a stale write leaves no proposal and no audit row
+
+
+def test_commit_statements_stay_within_psycopgs_query_cache(
+    store: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # psycopg parses a statement of more than 50 parameters again on every call (about
+    # 0.1 ms of client CPU per commit here): the audit rows go as one jsonb parameter.
+    from psycopg import _queries
+
+    sizes: list[int] = []
+    execute, async_execute = psycopg.Cursor.execute, psycopg.AsyncCursor.execute
+
+    def counting(self: Any, query: Any, params: Any = None, **kw: Any) -> Any:
+        sizes.append(len(params or ()))
+        return execute(self, query, params, **kw)
+
+    async def async_counting(self: Any, query: Any, params: Any = None, **kw: Any) -> Any:
+        sizes.append(len(params or ()))
+        return await async_execute(self, query, params, **kw)
+
+    monkeypatch.setattr(psycopg.Cursor, "execute", counting)
+    monkeypatch.setattr(psycopg.AsyncCursor, "execute", async_counting)
+    prop = store.propose(ALICE, "add", {"kind": "fact", "content": "Alice swims"}, level="user")
+    store.decide(ALICE, prop.id, "approve")
+    store.set_preference(ALICE, "tone", "formal", updated_at=T0)
+    store.set_preference(ALICE, "tone", "casual", updated_at=T0 + timedelta(seconds=1))
+    store.add(ALICE, "fact", "Alice keeps bees", knowledge={"claim": {"key": "k", "value": "v"}})
+    assert sizes and max(sizes) <= _queries.MAX_CACHED_STATEMENT_PARAMS
