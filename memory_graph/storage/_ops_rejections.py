@@ -24,6 +24,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
+from .. import validate as v
 from .._identity import Identity, Owner
 from .._time import Clock
 from .._types import Limits, Proposal
@@ -120,6 +121,8 @@ def list_expired_op(
     A pending proposal past its ``expires_at`` is reported with status ``expired`` (deciding
     it now would make it so); reads never write. Newest expiry first.
     """
+    if thread_id is not None:
+        thread_id = v.text("thread_id", thread_id, max_bytes=512)
     now = clock()
     cond, params = visible(owner)
     sql = (
