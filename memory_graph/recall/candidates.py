@@ -24,10 +24,11 @@ from .rank import (
     DEFAULT_PARAMS,
     CorpusStats,
     Document,
+    Prepared,
     QueryTerms,
     RankParams,
     bridge_terms,
-    prepared_terms,
+    prepare,
 )
 
 __all__ = [
@@ -58,6 +59,9 @@ RARE_FRACTION = 0.1
 class _Posting:
     pos: tuple[int, ...]
     tf: tuple[int, ...]
+    """The term frequency of the first :data:`POSTINGS_READ` postings (the ones read)."""
+    den: tuple[float, ...]
+    """Their BM25 denominator ``tf + k1 * (1 - b + b * |D| / avgdl)``."""
 
 
 class PoolIndex:
@@ -79,7 +83,7 @@ class PoolIndex:
         ['1']
     """
 
-    __slots__ = ("_norm", "_place", "_postings", "docs", "params", "stats")
+    __slots__ = ("_place", "_postings", "docs", "params", "prepared", "stats")
 
     def __init__(
         self,
@@ -96,8 +100,9 @@ class PoolIndex:
         cjk: list[bool] = []
         total = 0
         counted = 0
-        for pos, doc in enumerate(self.docs):
-            counts, dl, is_cjk = prepared_terms(doc, params)
+        self.prepared: tuple[Prepared, ...] = tuple(prepare(doc, params) for doc in self.docs)
+        for pos, prep in enumerate(self.prepared):
+            doc, counts, dl, is_cjk = prep.doc, prep.counts, prep.dl, prep.cjk
             lengths.append(dl)
             cjk.append(is_cjk)
             counts_in_stats = stats_filter is None or stats_filter(doc)
@@ -118,11 +123,10 @@ class PoolIndex:
         avgdl = total / counted if counted else 1.0
         self.stats = CorpusStats(n_docs=counted, avgdl=avgdl, df=df)
         k1 = params.k1
-        self._norm = tuple(
+        norm = tuple(
             k1 * (1.0 - b + b * dl / max(avgdl, 1e-9))
             for dl, b in zip(lengths, (params.b_cjk if c else params.b for c in cjk), strict=True)
         )
-        norm = self._norm
         postings: dict[str, _Posting] = {}
         for term, (plist, flist) in lists.items():
             if len(plist) > POSTINGS_READ:  # by descending impact tf / (tf + norm), then position
@@ -132,7 +136,12 @@ class PoolIndex:
                 )
                 plist = [plist[i] for i in order]
                 flist = [flist[i] for i in order]
-            postings[term] = _Posting(tuple(plist), tuple(flist))
+            read = zip(plist[:POSTINGS_READ], flist[:POSTINGS_READ], strict=True)
+            postings[term] = _Posting(
+                tuple(plist),
+                tuple(flist[:POSTINGS_READ]),
+                tuple(f + norm[q] for q, f in read),
+            )
         self._postings = postings
 
     def select(
@@ -172,6 +181,8 @@ class PoolIndex:
 
         if params.context_weight > 0 and self._place:
             for pos in chosen[: params.context_top]:
+                if len(out) >= cap:
+                    break
                 doc = self.docs[pos]
                 if doc.thread is not None:
                     for step in (-1, 1):
@@ -182,10 +193,14 @@ class PoolIndex:
             for pos in chosen[: params.hop_docs]:
                 if self.docs[pos].thread is not None:
                     continue
+                if len(out) >= cap:
+                    break  # full: nothing more can be added
                 budget = params.hop_reach
                 for term in bridge_terms(query, self.counts(pos), self.stats, params):
+                    if budget <= 0 or len(out) >= cap:
+                        break
                     for near in self.positions(term):
-                        if budget <= 0:
+                        if budget <= 0 or len(out) >= cap:
                             break
                         if add(near):
                             budget -= 1
@@ -198,7 +213,7 @@ class PoolIndex:
 
     def counts(self, pos: int) -> Mapping[str, int]:
         """Term counts of the document at ``pos``."""
-        return prepared_terms(self.docs[pos], self.params)[0]
+        return self.prepared[pos].counts
 
     def _read_terms(self, weights: Mapping[str, float]) -> list[str]:
         present = [t for t in weights if t in self._postings]
@@ -226,26 +241,21 @@ class PoolIndex:
         Returns:
             Positions of documents sharing a read term with the query (ties by position).
         """
-        from .rank import idf
-
         params = self.params
-        n = self.stats.n_docs
-        df = self.stats.df
+        idf = self.stats.idf
         k1p = params.k1 + 1.0
-        norm = self._norm
         acc: dict[int, float] = {}
         cov: dict[int, float] = {}
         total = 0.0
         for term, weight in query.weights.items():
-            total += weight * idf(n, df.get(term, 0))
+            total += weight * idf(term)
+        get, cget = acc.get, cov.get
         for term in self._read_terms(query.weights):
             posting = self._postings[term]
-            wi = query.weights[term] * idf(n, df.get(term, 0))
-            get = acc.get
-            read = zip(posting.pos[:POSTINGS_READ], posting.tf[:POSTINGS_READ], strict=True)
-            for pos, tf in read:
-                acc[pos] = get(pos, 0.0) + wi * tf * k1p / (tf + norm[pos])
-                cov[pos] = cov.get(pos, 0.0) + wi
+            wi = query.weights[term] * idf(term)
+            for pos, tf, den in zip(posting.pos, posting.tf, posting.den, strict=False):
+                acc[pos] = get(pos, 0.0) + wi * tf * k1p / den
+                cov[pos] = cget(pos, 0.0) + wi
         gamma = params.gamma
         scale = 1.0 / total if total > 0 else 0.0
         scored = (

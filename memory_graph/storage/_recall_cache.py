@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import json
 import threading
+from bisect import bisect_right
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 from typing import Any, NamedTuple
@@ -34,6 +35,7 @@ from ..recall.rank import (
     Ranked,
     query_terms,
     rank,
+    rank_prepared,
 )
 from ..recall.tokenize import index_tokens
 from ._driver import Op, Query
@@ -77,7 +79,7 @@ def _document(record: Record) -> Document:
 class _View:
     """The active records of some sensitivities: their index, entries and thread places."""
 
-    __slots__ = ("by_kind", "entries", "index")
+    __slots__ = ("by_kind", "entries", "expiry", "expiry_at", "index", "kinds", "trusts")
 
     def __init__(self, chosen: Sequence[_Entry]) -> None:
         # Thread neighbours: a thread's records in order of observation (then creation, id).
@@ -96,6 +98,33 @@ class _View:
         self.by_kind: dict[str, list[int]] = {}
         for pos, e in enumerate(entries):
             self.by_kind.setdefault(e.record.kind, []).append(pos)
+        self.kinds = frozenset(self.by_kind)
+        self.trusts = frozenset(e.record.trust for e in entries)
+        # Records with an expiry, soonest first: a recall finds the expired ones by bisection.
+        dated = sorted(
+            (e.record.expires_at, pos)
+            for pos, e in enumerate(entries)
+            if e.record.expires_at is not None
+        )
+        self.expiry_at = [at for at, _pos in dated]
+        self.expiry = [pos for _at, pos in dated]
+
+    def allow(
+        self, kinds: frozenset[str], trusts: frozenset[str], at: datetime
+    ) -> Callable[[int], bool] | None:
+        """Which positions a recall may return: of these kinds and trusts, unexpired at
+        ``at``; ``None`` when that is every position (the common case: no per-document test).
+        """
+        dead = frozenset(self.expiry[: bisect_right(self.expiry_at, at)])
+        if self.kinds <= kinds and self.trusts <= trusts:
+            return None if not dead else (lambda pos: pos not in dead)
+        entries = self.entries
+
+        def allow(pos: int) -> bool:
+            r = entries[pos].record
+            return r.kind in kinds and r.trust in trusts and pos not in dead
+
+        return allow
 
 
 def _order(record: Record) -> tuple[Any, ...]:
@@ -342,15 +371,11 @@ def rank_pool(
     """
     view = pool.view(sensitivities)
     index, entries = view.index, view.entries
-    kind_set, trust_set = frozenset(kinds), frozenset(trusts)
-
-    def allow(pos: int) -> bool:
-        r = entries[pos].record
-        return r.kind in kind_set and r.trust in trust_set and _live(r, at)
-
+    kind_set = frozenset(kinds)
+    allow = view.allow(kind_set, frozenset(trusts), at)
     if not query.strip():
         where = sorted(p for kind in kind_set for p in view.by_kind.get(kind, ()))
-        docs = [entries[pos].doc for pos in where if allow(pos)]
+        docs = [entries[pos].doc for pos in where if allow is None or allow(pos)]
         return rank("", docs, limit=limit, include_sensitive=True)
     if not query_terms(query).weights:
         return []
@@ -358,8 +383,10 @@ def rank_pool(
     def rank_one(text: str) -> list[Ranked]:
         qt = query_terms(text)
         chosen = index.select(qt, depth=depth, allow=allow) if qt.weights else []
-        docs = [entries[pos].doc for pos in chosen]
-        return rank(text, docs, limit=limit, stats=index.stats, include_sensitive=True)
+        prepared = [index.prepared[pos] for pos in chosen]
+        return rank_prepared(
+            text, prepared, limit=limit, stats=index.stats, terms=qt, include_sensitive=True
+        )
 
     # recall.plan: a query's legs (several questions, a restated one), expansion, hop pass
     return rank_legs(query, rank_one, limit=limit, stats=index.stats)
