@@ -17,6 +17,7 @@ terms still count in the re-rank.
 from __future__ import annotations
 
 import heapq
+from array import array
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -57,10 +58,13 @@ RARE_FRACTION = 0.1
 
 @dataclass(frozen=True)
 class _Posting:
-    pos: tuple[int, ...]
-    tf: tuple[int, ...]
+    """One term's postings, as flat arrays: a query reads them in sequence, and an array
+    keeps them in one block of memory (a tuple points at an object per number)."""
+
+    pos: array[int]
+    tf: array[int]
     """The term frequency of the first :data:`POSTINGS_READ` postings (the ones read)."""
-    den: tuple[float, ...]
+    den: array[float]
     """Their BM25 denominator ``tf + k1 * (1 - b + b * |D| / avgdl)``."""
 
 
@@ -138,9 +142,9 @@ class PoolIndex:
                 flist = [flist[i] for i in order]
             read = zip(plist[:POSTINGS_READ], flist[:POSTINGS_READ], strict=True)
             postings[term] = _Posting(
-                tuple(plist),
-                tuple(flist[:POSTINGS_READ]),
-                tuple(f + norm[q] for q, f in read),
+                array("l", plist),
+                array("l", flist[:POSTINGS_READ]),
+                array("d", [f + norm[q] for q, f in read]),
             )
         self._postings = postings
 
@@ -196,7 +200,7 @@ class PoolIndex:
                 if len(out) >= cap:
                     break  # full: nothing more can be added
                 budget = params.hop_reach
-                for term in bridge_terms(query, self.counts(pos), self.stats, params):
+                for term in bridge_terms(query, self.prepared[pos], self.stats, params):
                     if budget <= 0 or len(out) >= cap:
                         break
                     for near in self.positions(term):
@@ -206,7 +210,7 @@ class PoolIndex:
                             budget -= 1
         return out
 
-    def positions(self, term: str) -> tuple[int, ...]:
+    def positions(self, term: str) -> Sequence[int]:
         """Positions of the documents containing ``term``."""
         posting = self._postings.get(term)
         return posting.pos if posting is not None else ()
@@ -253,7 +257,13 @@ class PoolIndex:
         for term in self._read_terms(query.weights):
             posting = self._postings[term]
             wi = query.weights[term] * idf(term)
-            for pos, tf, den in zip(posting.pos, posting.tf, posting.den, strict=False):
+            read = zip(posting.pos, posting.tf, posting.den, strict=False)
+            if not acc:  # the first term: every position is new (0.0 + x is x)
+                acc = {pos: wi * tf * k1p / den for pos, tf, den in read}
+                cov = dict.fromkeys(acc, wi)
+                get, cget = acc.get, cov.get
+                continue
+            for pos, tf, den in read:
                 acc[pos] = get(pos, 0.0) + wi * tf * k1p / den
                 cov[pos] = cget(pos, 0.0) + wi
         gamma = params.gamma

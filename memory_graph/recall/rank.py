@@ -199,7 +199,7 @@ class RankParams:
 DEFAULT_PARAMS = RankParams()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Document:
     """What ranking needs to know about one candidate record."""
 
@@ -347,7 +347,7 @@ class _QueryScorer:
         self.top = top
         self.phrase = query.phrase if query.phrase and " " in query.phrase else ""
         self.pairs = query.pairs
-        self.pair_idf = [(a, c, (idf[a] + idf[c]) / 2.0) for a, c in query.pairs]
+        self.pair_idf = [(f" {a} {c} ", (idf[a] + idf[c]) / 2.0) for a, c in query.pairs]
 
 
 def _prior(doc: Document, params: RankParams) -> float:
@@ -357,7 +357,7 @@ def _prior(doc: Document, params: RankParams) -> float:
     )
 
 
-@dataclass
+@dataclass(slots=True)
 class Prepared:
     """A document with what ranking computes from its tokens: term counts, length in terms,
     adjacent term pairs, phrase text and whether it is mostly CJK (see :func:`prepare`)."""
@@ -365,9 +365,19 @@ class Prepared:
     doc: Document
     counts: Counter[str]
     dl: int
-    adjacent: set[tuple[str, str]] | None
+    adjacent: str | None
+    """The terms in order, each between single spaces (" a b c "): terms ``a`` and ``c`` are
+    adjacent when " a c " occurs in it (terms hold no spaces). One string per document costs
+    a tenth of a set of pairs, and a pool keeps one per record."""
     norm_text: str | None
     cjk: bool = False
+    topic: tuple[str, ...] = ()
+    """Its distinct terms that are neither function words nor single CJK characters (the
+    terms feedback and the multi-hop pass may borrow), in order of first occurrence."""
+
+
+def _topic_terms(counts: Mapping[str, int]) -> tuple[str, ...]:
+    return tuple(t for t in counts if not (is_stop_term(t) or (len(t) == 1 and is_cjk(t))))
 
 
 _PREPARED: OrderedDict[tuple[str, bool], Prepared] = OrderedDict()
@@ -394,13 +404,15 @@ def prepare(
         text: Compute the phrase text (the whole-phrase bonus needs it).
     """
     terms = _terms(doc.tokens, params)
+    counts = Counter(terms)
     return Prepared(
         doc=doc,
-        counts=Counter(terms),
+        counts=counts,
         dl=len(terms),
-        adjacent=set(zip(terms, terms[1:], strict=False)) if pairs else None,
+        adjacent=f" {' '.join(terms)} " if pairs else None,
         norm_text=(_phrase_text(doc.tokens) or None) if text and doc.text else None,
         cjk=2 * sum(1 for t in doc.tokens if is_cjk(t[0])) > len(doc.tokens),
+        topic=_topic_terms(counts),
     )
 
 
@@ -411,7 +423,7 @@ def _prepare(doc: Document, params: RankParams, *, need_pairs: bool, need_text: 
     hit = _PREPARED.get(ck)
     if hit is not None:
         _PREPARED.move_to_end(ck)
-        return Prepared(doc, hit.counts, hit.dl, hit.adjacent, hit.norm_text, hit.cjk)
+        return Prepared(doc, hit.counts, hit.dl, hit.adjacent, hit.norm_text, hit.cjk, hit.topic)
     prepared = _PREPARED[ck] = prepare(doc, params)
     if len(_PREPARED) > _PREPARED_SIZE:
         _PREPARED.popitem(last=False)
@@ -456,7 +468,7 @@ def _score_all(
             phrase += whole
         adjacent = p.adjacent
         if adjacent is not None and use_pairs:
-            hits = [m for a, c, m in pair_idf if (a, c) in adjacent]
+            hits = [m for pair, m in pair_idf if pair in adjacent]
             if hits:
                 phrase += pair_w * sum(hits) / (n_pairs * top)
         out.append(bm25 * (1.0 + gamma * cover * cover) + phrase * top)
@@ -483,10 +495,8 @@ def _expand(
     gain: dict[str, float] = {}
     for rank_pos, i in enumerate(top):
         share = 1.0 / (rank_pos + 1)
-        for term in prepared[i].counts:
-            if term in qt.weights or is_stop_term(term):
-                continue
-            if len(term) == 1 and is_cjk(term):
+        for term in prepared[i].topic:
+            if term in qt.weights:
                 continue
             df = stats.df.get(term, 0)
             if df <= 1:
@@ -503,7 +513,7 @@ def _expand(
 
 
 def bridge_terms(
-    qt: QueryTerms, counts: Mapping[str, int], stats: CorpusStats, params: RankParams
+    qt: QueryTerms, doc: Prepared, stats: CorpusStats, params: RankParams
 ) -> list[str]:
     """A bridge document's terms for the second pass: absent from the query, not function
     words or single CJK characters, shared with another document but rare in the pool."""
@@ -511,8 +521,8 @@ def bridge_terms(
         return []
     limit = max(params.hop_min_df, params.hop_df_share * stats.n_docs)
     found = []
-    for term in counts:
-        if term in qt.weights or is_stop_term(term) or (len(term) == 1 and is_cjk(term)):
+    for term in doc.topic:
+        if term in qt.weights:
             continue
         df = stats.df.get(term, 0)
         if 1 < df <= limit:
@@ -537,7 +547,7 @@ def _hop(
             break
         if prepared[b].doc.thread is not None:
             continue
-        terms = bridge_terms(qt, prepared[b].counts, stats, params)
+        terms = bridge_terms(qt, prepared[b], stats, params)
         if not terms:
             continue
         weights = dict(qt.weights)
