@@ -19,7 +19,7 @@ from __future__ import annotations
 import heapq
 from array import array
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .rank import (
     DEFAULT_PARAMS,
@@ -68,6 +68,15 @@ class _Posting:
     """Their BM25 denominator ``tf + k1 * (1 - b + b * |D| / avgdl)``."""
 
 
+def _prepared(doc: Document, params: RankParams, reuse: Mapping[str, Prepared] | None) -> Prepared:
+    """``prepare(doc)``, or the reused form of an unchanged document (same cache key)."""
+    if reuse is not None and doc.cache_key is not None:
+        found = reuse.get(doc.cache_key)
+        if found is not None:
+            return found if found.doc is doc or found.doc == doc else replace(found, doc=doc)
+    return prepare(doc, params)
+
+
 class PoolIndex:
     """Postings and statistics of one pool of documents (immutable once built).
 
@@ -75,6 +84,9 @@ class PoolIndex:
         docs: The pool's documents (their positions are their order here).
         params: Ranking constants (stemming, ``k1``, ``b``).
         stats_filter: Which documents count in the statistics (all when ``None``).
+        reuse: Prepared documents of an earlier index with the same ``params``, by cache
+            key: a document with the same key is not prepared again (an index is rebuilt
+            after every write, and the pool's other documents have not changed).
 
     Examples:
         >>> from memory_graph.recall.rank import Document, query_terms
@@ -95,32 +107,39 @@ class PoolIndex:
         params: RankParams = DEFAULT_PARAMS,
         *,
         stats_filter: Callable[[Document], bool] | None = None,
+        reuse: Mapping[str, Prepared] | None = None,
     ) -> None:
         self.docs = tuple(docs)
         self.params = params
-        lists: dict[str, tuple[list[int], list[int]]] = {}
+        self.prepared = tuple(_prepared(doc, params, reuse) for doc in self.docs)
+        pos_lists: dict[str, list[int]] = {}
+        tf_lists: dict[str, list[int]] = {}
         df: dict[str, int] = {}
         lengths: list[int] = []
         cjk: list[bool] = []
         total = 0
         counted = 0
-        self.prepared: tuple[Prepared, ...] = tuple(prepare(doc, params) for doc in self.docs)
         for pos, prep in enumerate(self.prepared):
-            doc, counts, dl, is_cjk = prep.doc, prep.counts, prep.dl, prep.cjk
-            lengths.append(dl)
-            cjk.append(is_cjk)
-            counts_in_stats = stats_filter is None or stats_filter(doc)
+            counts = prep.counts
+            lengths.append(prep.dl)
+            cjk.append(prep.cjk)
+            counts_in_stats = stats_filter is None or stats_filter(prep.doc)
             if counts_in_stats:
-                total += dl
+                total += prep.dl
                 counted += 1
             for term, tf in counts.items():
-                entry = lists.get(term)
-                if entry is None:
-                    entry = lists[term] = ([], [])
-                entry[0].append(pos)
-                entry[1].append(tf)
-                if counts_in_stats:
+                plist = pos_lists.get(term)
+                if plist is None:
+                    pos_lists[term] = [pos]
+                    tf_lists[term] = [tf]
+                else:
+                    plist.append(pos)
+                    tf_lists[term].append(tf)
+            if stats_filter is not None and counts_in_stats:
+                for term in counts:
                     df[term] = df.get(term, 0) + 1
+        if stats_filter is None:
+            df = {term: len(plist) for term, plist in pos_lists.items()}
         self._place = {
             (doc.thread, doc.seq): pos for pos, doc in enumerate(self.docs) if doc.thread
         }
@@ -132,7 +151,8 @@ class PoolIndex:
             for dl, b in zip(lengths, (params.b_cjk if c else params.b for c in cjk), strict=True)
         )
         postings: dict[str, _Posting] = {}
-        for term, (plist, flist) in lists.items():
+        for term, plist in pos_lists.items():
+            flist = tf_lists[term]
             if len(plist) > POSTINGS_READ:  # by descending impact tf / (tf + norm), then position
                 order = sorted(
                     range(len(plist)),
@@ -147,6 +167,10 @@ class PoolIndex:
                 array("d", [f + norm[q] for q, f in read]),
             )
         self._postings = postings
+
+    def prepared_by_key(self) -> dict[str, Prepared]:
+        """The prepared documents that have a cache key, by key (for ``reuse``)."""
+        return {p.doc.cache_key: p for p in self.prepared if p.doc.cache_key is not None}
 
     def select(
         self,

@@ -376,8 +376,13 @@ class Prepared:
     terms feedback and the multi-hop pass may borrow), in order of first occurrence."""
 
 
-def _topic_terms(counts: Mapping[str, int]) -> tuple[str, ...]:
-    return tuple(t for t in counts if not (is_stop_term(t) or (len(t) == 1 and is_cjk(t))))
+_STOP = _EN_STOP | _CJK_STOP
+
+
+def _topic_terms(counts: Mapping[str, int], ascii_only: bool) -> tuple[str, ...]:
+    if ascii_only:
+        return tuple(t for t in counts if t not in _STOP)
+    return tuple(t for t in counts if t not in _STOP and not (len(t) == 1 and is_cjk(t)))
 
 
 _PREPARED: OrderedDict[tuple[str, bool], Prepared] = OrderedDict()
@@ -403,16 +408,22 @@ def prepare(
         pairs: Compute the adjacent term pairs (the phrase-pair bonus needs them).
         text: Compute the phrase text (the whole-phrase bonus needs it).
     """
-    terms = _terms(doc.tokens, params)
+    tokens = doc.tokens
+    terms = _terms(tokens, params)
     counts = Counter(terms)
+    ascii_only = all(t.isascii() for t in tokens)  # no CJK: the common English case
     return Prepared(
         doc=doc,
         counts=counts,
         dl=len(terms),
         adjacent=f" {' '.join(terms)} " if pairs else None,
-        norm_text=(_phrase_text(doc.tokens) or None) if text and doc.text else None,
-        cjk=2 * sum(1 for t in doc.tokens if is_cjk(t[0])) > len(doc.tokens),
-        topic=_topic_terms(counts),
+        norm_text=(
+            (" ".join(tokens) if ascii_only else _phrase_text(tokens)) or None
+            if text and doc.text
+            else None
+        ),
+        cjk=not ascii_only and 2 * sum(1 for t in tokens if is_cjk(t[0])) > len(tokens),
+        topic=_topic_terms(counts, ascii_only),
     )
 
 

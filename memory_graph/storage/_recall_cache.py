@@ -81,7 +81,7 @@ class _View:
 
     __slots__ = ("by_kind", "entries", "expiry", "expiry_at", "index", "kinds", "trusts")
 
-    def __init__(self, chosen: Sequence[_Entry]) -> None:
+    def __init__(self, chosen: Sequence[_Entry], previous: _View | None = None) -> None:
         # Thread neighbours: a thread's records in order of observation (then creation, id).
         threads: dict[str, list[int]] = {}
         for pos, e in enumerate(chosen):
@@ -94,7 +94,10 @@ class _View:
                 e = entries[pos]
                 entries[pos] = _Entry(e.record, replace(e.doc, thread=thread, seq=seq))
         self.entries = entries
-        self.index = PoolIndex([e.doc for e in entries])
+        # A document unchanged since the previous view (same cache key) keeps its prepared
+        # form, so a write re-tokenises only what it changed.
+        reuse = None if previous is None else previous.index.prepared_by_key()
+        self.index = PoolIndex([e.doc for e in entries], reuse=reuse)
         self.by_kind: dict[str, list[int]] = {}
         for pos, e in enumerate(entries):
             self.by_kind.setdefault(e.record.kind, []).append(pos)
@@ -134,12 +137,19 @@ def _order(record: Record) -> tuple[Any, ...]:
 class OwnerPool:
     """One owner's active records at a set of stamps (immutable; views built lazily)."""
 
-    __slots__ = ("_claims", "_lock", "_views", "entries", "stamps")
+    __slots__ = ("_claims", "_lock", "_previous", "_views", "entries", "stamps")
 
-    def __init__(self, entries: Mapping[str, _Entry], stamps: _Stamps) -> None:
+    def __init__(
+        self,
+        entries: Mapping[str, _Entry],
+        stamps: _Stamps,
+        previous: Mapping[tuple[str, ...], _View] | None = None,
+    ) -> None:
         self.entries = dict(entries)
         self.stamps = dict(stamps)
         self._views: dict[tuple[str, ...], _View] = {}
+        # The views of the pool this one replaced (one generation at most): reused documents.
+        self._previous: dict[tuple[str, ...], _View] = dict(previous or {})
         self._claims: dict[str, list[Record]] | None = None
         self._lock = threading.Lock()
 
@@ -156,7 +166,9 @@ class OwnerPool:
             if old is not None and old.record == record:
                 continue
             entries[rid] = _Entry(record, _document(record))
-        return OwnerPool(entries, stamps)
+        with self._lock:
+            previous = {**self._previous, **self._views}
+        return OwnerPool(entries, stamps, previous)
 
     def view(self, sensitivities: Sequence[str]) -> _View:
         """The index over the active records of these sensitivities, and its entries."""
@@ -171,7 +183,7 @@ class OwnerPool:
                     (e for e in self.entries.values() if e.record.sensitivity in key),
                     key=lambda e: e.record.id,
                 )
-                found = _View(chosen)
+                found = _View(chosen, self._previous.pop(key, None))
                 self._views[key] = found
         return found
 
