@@ -128,12 +128,12 @@ class PoolIndex:
                 total += prep.dl
                 counted += 1
             for term, tf in counts.items():
-                plist = pos_lists.get(term)
-                if plist is None:
+                have = pos_lists.get(term)
+                if have is None:
                     pos_lists[term] = [pos]
                     tf_lists[term] = [tf]
                 else:
-                    plist.append(pos)
+                    have.append(pos)
                     tf_lists[term].append(tf)
             if stats_filter is not None and counts_in_stats:
                 for term in counts:

@@ -97,7 +97,7 @@ class _View:
         # A document unchanged since the previous view (same cache key) keeps its prepared
         # form, so a write re-tokenises only what it changed.
         reuse = None if previous is None else previous.index.prepared_by_key()
-        self.index = PoolIndex([e.doc for e in entries], reuse=reuse)
+        self.index: PoolIndex = PoolIndex([e.doc for e in entries], reuse=reuse)
         self.by_kind: dict[str, list[int]] = {}
         for pos, e in enumerate(entries):
             self.by_kind.setdefault(e.record.kind, []).append(pos)
