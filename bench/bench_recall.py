@@ -12,6 +12,10 @@ Ratios printed (targets from the recall issue):
 - growth from 100 to 10k visible (<= 1.5x);
 - with the other users' rows vs the database without them (<= 1.2x).
 
+Also printed, without a target: the first recall of each owner in a new store (the pool
+load), and a search right after a write to that owner (the pool update and index rebuild),
+both at 100 and 10k visible.
+
 Usage::
 
     python bench/bench_recall.py [--dsn DSN] [--others 1000000] [--n 200]
@@ -33,7 +37,7 @@ from _common import p, row, scratch_database, server_dsn, timed  # noqa: E402
 from langgraph.store.postgres import PostgresStore  # noqa: E402
 from psycopg_pool import ConnectionPool  # noqa: E402
 
-from memory_graph import MemoryStore, Owner  # noqa: E402
+from memory_graph import Limits, MemoryStore, Owner  # noqa: E402
 
 VOCAB = 20_000
 WORDS_PER_DOC = 12
@@ -117,6 +121,33 @@ def measure(fn_for: list[object], n: int) -> list[float]:
     return timed(call, n, warmup=20)
 
 
+BIG = Limits(max_records_per_identity=100_000)
+WRITES = 5
+
+
+def load_and_write(
+    dsn: str, store: MemoryStore, owners: dict[int, Owner], queries: dict[int, list[str]]
+) -> tuple[dict[int, list[float]], dict[int, list[float]]]:
+    """Per owner size: the first search in new stores (the pool load), then searches each
+    right after a write to the owner (the pool update and index rebuild); in ms."""
+    first: dict[int, list[float]] = {}
+    after: dict[int, list[float]] = {}
+    for size, owner in owners.items():
+        first[size] = []
+        for i in range(WRITES):
+            with MemoryStore.from_dsn(dsn, max_size=1, limits=BIG) as fresh:
+                t0 = time.perf_counter()
+                fresh.search(owner, queries[size][i], limit=10)
+                first[size].append((time.perf_counter() - t0) * 1000.0)
+        after[size] = []
+        for i in range(WRITES):
+            store.add(owner, "fact", f"bench note {i} " + queries[size][i].split()[-1])
+            t0 = time.perf_counter()
+            store.search(owner, queries[size][i], limit=10)
+            after[size].append((time.perf_counter() - t0) * 1000.0)
+    return first, after
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument(
@@ -139,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
         lg = PostgresStore(pool)  # type: ignore[arg-type]
         lg.setup()
         with (
-            MemoryStore.from_dsn(dsn, max_size=2) as store,
+            MemoryStore.from_dsn(dsn, max_size=2, limits=BIG) as store,
             psycopg.connect(dsn, autocommit=True) as conn,
         ):
             store.setup()
@@ -216,6 +247,10 @@ def main(argv: list[str] | None = None) -> int:
                     )
                 )
             print(row("PostgresStore.search, +others vs empty db", base2, base))
+            print()
+            first, after = load_and_write(dsn, store, owners, queries)
+            print(row("first recall (pool load) 10k vs 100", first[10_000], first[100]))
+            print(row("search after a write 10k vs 100", after[10_000], after[100]))
         pool.close()
     return 0
 
