@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import heapq
 from array import array
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from .rank import (
@@ -99,7 +99,21 @@ class PoolIndex:
         ['1']
     """
 
-    __slots__ = ("_place", "_postings", "docs", "params", "prepared", "stats")
+    __slots__ = (
+        "_filter",
+        "_key",
+        "_norm",
+        "_place",
+        "_raw",
+        "_read",
+        "_removed",
+        "_total",
+        "_where",
+        "docs",
+        "params",
+        "prepared",
+        "stats",
+    )
 
     def __init__(
         self,
@@ -109,68 +123,181 @@ class PoolIndex:
         stats_filter: Callable[[Document], bool] | None = None,
         reuse: Mapping[str, Prepared] | None = None,
     ) -> None:
-        self.docs = tuple(docs)
-        self.params = params
-        self.prepared = tuple(_prepared(doc, params, reuse) for doc in self.docs)
-        pos_lists: dict[str, list[int]] = {}
-        tf_lists: dict[str, list[int]] = {}
+        prepared = [_prepared(doc, params, reuse) for doc in docs]
+        raw: dict[str, tuple[list[int], list[int]]] = {}
         df: dict[str, int] = {}
-        lengths: list[int] = []
-        cjk: list[bool] = []
         total = 0
         counted = 0
-        for pos, prep in enumerate(self.prepared):
-            counts = prep.counts
-            lengths.append(prep.dl)
-            cjk.append(prep.cjk)
+        for pos, prep in enumerate(prepared):
             counts_in_stats = stats_filter is None or stats_filter(prep.doc)
             if counts_in_stats:
                 total += prep.dl
                 counted += 1
-            for term, tf in counts.items():
-                have = pos_lists.get(term)
+            for term, tf in prep.counts.items():
+                have = raw.get(term)
                 if have is None:
-                    pos_lists[term] = [pos]
-                    tf_lists[term] = [tf]
+                    raw[term] = ([pos], [tf])
                 else:
-                    have.append(pos)
-                    tf_lists[term].append(tf)
+                    have[0].append(pos)
+                    have[1].append(tf)
             if stats_filter is not None and counts_in_stats:
-                for term in counts:
+                for term in prep.counts:
                     df[term] = df.get(term, 0) + 1
         if stats_filter is None:
-            df = {term: len(plist) for term, plist in pos_lists.items()}
-        self._place = {
-            (doc.thread, doc.seq): pos for pos, doc in enumerate(self.docs) if doc.thread
-        }
+            df = {term: len(entry[0]) for term, entry in raw.items()}
+        self._filter = stats_filter
+        where = {p.doc.id: pos for pos, p in enumerate(prepared)}
+        every = range(len(prepared))
+        self._removed = 0
+        self._finish(params, prepared, list(every), where, every, raw, df, total, counted)
+
+    def _finish(
+        self,
+        params: RankParams,
+        prepared: Sequence[Prepared],
+        key: list[int],
+        where: dict[str, int],
+        live: Iterable[int],
+        raw: dict[str, tuple[list[int], list[int]]],
+        df: dict[str, int],
+        total: int,
+        counted: int,
+    ) -> None:
+        self.params = params
+        self.prepared = tuple(prepared)
+        self.docs = tuple(p.doc for p in self.prepared)
+        self._key = key  # a position's place in the order of the documents given (ties)
+        self._where = where  # a live document's position, by id
+        self._raw = raw  # each term's (positions, tfs), in ``key`` order
+        self._total = total
         avgdl = total / counted if counted else 1.0
         self.stats = CorpusStats(n_docs=counted, avgdl=avgdl, df=df)
-        k1 = params.k1
-        norm = tuple(
-            k1 * (1.0 - b + b * dl / max(avgdl, 1e-9))
-            for dl, b in zip(lengths, (params.b_cjk if c else params.b for c in cjk), strict=True)
-        )
-        postings: dict[str, _Posting] = {}
-        for term, plist in pos_lists.items():
-            flist = tf_lists[term]
-            if len(plist) > POSTINGS_READ:  # by descending impact tf / (tf + norm), then position
-                order = sorted(
-                    range(len(plist)),
-                    key=lambda i: (-flist[i] / (flist[i] + norm[plist[i]]), plist[i]),
-                )
-                plist = [plist[i] for i in order]
-                flist = [flist[i] for i in order]
-            read = zip(plist[:POSTINGS_READ], flist[:POSTINGS_READ], strict=True)
-            postings[term] = _Posting(
-                array("l", plist),
-                array("l", flist[:POSTINGS_READ]),
-                array("d", [f + norm[q] for q, f in read]),
-            )
-        self._postings = postings
+        k1, b, b_cjk, mean = params.k1, params.b, params.b_cjk, max(avgdl, 1e-9)
+        self._norm = [
+            k1 * (1.0 - bd + bd * p.dl / mean)
+            for p in self.prepared
+            for bd in (b_cjk if p.cjk else b,)
+        ]
+        self._place = {
+            (doc.thread, doc.seq): pos for pos in live if (doc := self.prepared[pos].doc).thread
+        }
+        self._read: dict[str, _Posting] = {}  # read forms, built when a query reads a term
+
+    def updated(self, docs: Sequence[Document]) -> PoolIndex:
+        """This index after its pool changed to ``docs``, ranking exactly as
+        ``PoolIndex(docs, params)`` would.
+
+        Documents that stay keep their positions (so a write does not rebuild every term's
+        postings): only the terms of added, removed and rewritten documents (another
+        cache key) are rebuilt, and the statistics are adjusted by them. ``docs`` must list
+        the documents that stay in the same relative order as before (the store's pool
+        lists them by id); ties between documents still follow that order. A document
+        without a cache key, many removed positions or a statistics filter rebuild in full.
+        """
+        params = self.params
+        where = self._where
+        if self._filter is not None or len(where) + self._removed != len(self.prepared):
+            # A statistics filter, or a first build that repeated an id: build afresh.
+            return PoolIndex(docs, params, stats_filter=self._filter)
+        prepared = list(self.prepared)
+        key = list(self._key)
+        df = dict(self.stats.df)
+        total, counted = self._total, self.stats.n_docs
+        gone: dict[str, set[int]] = {}
+        came: dict[str, dict[int, int]] = {}
+        seen: dict[str, int] = {}
+
+        def drop(pos: int, p: Prepared) -> None:
+            nonlocal total, counted
+            total, counted = total - p.dl, counted - 1
+            for term in p.counts:
+                left = df[term] - 1
+                if left:
+                    df[term] = left
+                else:
+                    del df[term]
+                gone.setdefault(term, set()).add(pos)
+
+        def put(pos: int, p: Prepared) -> None:
+            nonlocal total, counted
+            total, counted = total + p.dl, counted + 1
+            for term, tf in p.counts.items():
+                df[term] = df.get(term, 0) + 1
+                came.setdefault(term, {})[pos] = tf
+
+        for k, doc in enumerate(docs):
+            if doc.id in seen:
+                return PoolIndex(docs, params)
+            pos = where.get(doc.id)
+            if pos is None:
+                pos = len(prepared)
+                prepared.append(prepare(doc, params))
+                key.append(k)
+                put(pos, prepared[pos])
+            else:
+                old = prepared[pos]
+                if old.doc is not doc:
+                    if doc.cache_key is not None and doc.cache_key == old.doc.cache_key:
+                        prepared[pos] = old if old.doc == doc else replace(old, doc=doc)
+                    else:
+                        drop(pos, old)
+                        prepared[pos] = prepare(doc, params)
+                        put(pos, prepared[pos])
+                key[pos] = k
+            seen[doc.id] = pos
+        for rid, pos in where.items():
+            if rid not in seen:
+                drop(pos, prepared[pos])
+        if len(prepared) - len(seen) > max(64, len(seen) // 4):  # compact the positions
+            return PoolIndex(docs, params, reuse=self.prepared_by_key())
+        raw = dict(self._raw)
+        for term in gone.keys() | came.keys():
+            out = gone.get(term, set())
+            plist, flist = raw.get(term, ([], []))
+            pairs = [(q, f) for q, f in zip(plist, flist, strict=True) if q not in out]
+            pairs += came.get(term, {}).items()
+            if not pairs:
+                raw.pop(term, None)
+                continue
+            pairs.sort(key=lambda qf: key[qf[0]])
+            raw[term] = ([q for q, _f in pairs], [f for _q, f in pairs])
+        index = PoolIndex.__new__(PoolIndex)
+        index._filter = None
+        index._removed = len(prepared) - len(seen)
+        index._finish(params, prepared, key, seen, seen.values(), raw, df, total, counted)
+        return index
+
+    def position(self, doc_id: str) -> int:
+        """The position of a live document."""
+        return self._where[doc_id]
 
     def prepared_by_key(self) -> dict[str, Prepared]:
         """The prepared documents that have a cache key, by key (for ``reuse``)."""
         return {p.doc.cache_key: p for p in self.prepared if p.doc.cache_key is not None}
+
+    def _posting(self, term: str) -> _Posting | None:
+        """A term's postings as a query reads them (built once per index and term)."""
+        found = self._read.get(term)
+        if found is not None:
+            return found
+        entry = self._raw.get(term)
+        if entry is None:
+            return None
+        plist, flist = entry
+        norm = self._norm
+        if len(plist) > POSTINGS_READ:  # by descending impact tf / (tf + norm), then order
+            order = sorted(
+                range(len(plist)), key=lambda i: (-flist[i] / (flist[i] + norm[plist[i]]), i)
+            )
+            plist = [plist[i] for i in order]
+            flist = [flist[i] for i in order]
+        head = zip(plist[:POSTINGS_READ], flist[:POSTINGS_READ], strict=True)
+        found = self._read[term] = _Posting(
+            array("l", plist),
+            array("l", flist[:POSTINGS_READ]),
+            array("d", [f + norm[q] for q, f in head]),
+        )
+        return found
 
     def select(
         self,
@@ -211,7 +338,7 @@ class PoolIndex:
             for pos in chosen[: params.context_top]:
                 if len(out) >= cap:
                     break
-                doc = self.docs[pos]
+                doc = self.prepared[pos].doc
                 if doc.thread is not None:
                     for step in (-1, 1):
                         near = self._place.get((doc.thread, doc.seq + step))
@@ -219,7 +346,7 @@ class PoolIndex:
                             add(near)
         if params.hop_docs > 0:
             for pos in chosen[: params.hop_docs]:
-                if self.docs[pos].thread is not None:
+                if self.prepared[pos].doc.thread is not None:
                     continue
                 if len(out) >= cap:
                     break  # full: nothing more can be added
@@ -235,8 +362,8 @@ class PoolIndex:
         return out
 
     def positions(self, term: str) -> Sequence[int]:
-        """Positions of the documents containing ``term``."""
-        posting = self._postings.get(term)
+        """Positions of the documents containing ``term`` (by impact in a long list)."""
+        posting = self._posting(term)
         return posting.pos if posting is not None else ()
 
     def counts(self, pos: int) -> Mapping[str, int]:
@@ -244,13 +371,14 @@ class PoolIndex:
         return self.prepared[pos].counts
 
     def _read_terms(self, weights: Mapping[str, float]) -> list[str]:
-        present = [t for t in weights if t in self._postings]
+        raw = self._raw
+        present = [t for t in weights if t in raw]
         n = self.stats.n_docs
-        if len(self.docs) <= EXACT_POOL or not present:
+        if len(self._where) <= EXACT_POOL or not present:
             return present
         limit = max(RARE_MIN, RARE_FRACTION * n)
-        rare = [t for t in present if len(self._postings[t].pos) <= limit]
-        return rare or [min(present, key=lambda t: (len(self._postings[t].pos), t))]
+        rare = [t for t in present if len(raw[t][0]) <= limit]
+        return rare or [min(present, key=lambda t: (len(raw[t][0]), t))]
 
     def candidates(
         self,
@@ -267,7 +395,8 @@ class PoolIndex:
             allow: Keeps a position (filters such as kind, trust or expiry); all when ``None``.
 
         Returns:
-            Positions of documents sharing a read term with the query (ties by position).
+            Positions of documents sharing a read term with the query (ties in the order
+            the documents were given).
         """
         params = self.params
         idf = self.stats.idf
@@ -279,7 +408,8 @@ class PoolIndex:
             total += weight * idf(term)
         get, cget = acc.get, cov.get
         for term in self._read_terms(query.weights):
-            posting = self._postings[term]
+            posting = self._posting(term)
+            assert posting is not None
             wi = query.weights[term] * idf(term)
             read = zip(posting.pos, posting.tf, posting.den, strict=False)
             if not acc:  # the first term: every position is new (0.0 + x is x)
@@ -292,9 +422,10 @@ class PoolIndex:
                 cov[pos] = cget(pos, 0.0) + wi
         gamma = params.gamma
         scale = 1.0 / total if total > 0 else 0.0
+        key = self._key
         scored = (
-            (bm * (1.0 + gamma * (cov[pos] * scale) ** 2), -pos)
+            (bm * (1.0 + gamma * (cov[pos] * scale) ** 2), -key[pos], pos)
             for pos, bm in acc.items()
             if allow is None or allow(pos)
         )
-        return [-neg for _s, neg in heapq.nlargest(depth, scored)]
+        return [pos for _s, _k, pos in heapq.nlargest(depth, scored)]

@@ -93,20 +93,30 @@ class _View:
             for seq, pos in enumerate(members):
                 e = entries[pos]
                 entries[pos] = _Entry(e.record, replace(e.doc, thread=thread, seq=seq))
-        self.entries = entries
-        # A document unchanged since the previous view (same cache key) keeps its prepared
-        # form, so a write re-tokenises only what it changed.
-        reuse = None if previous is None else previous.index.prepared_by_key()
-        self.index: PoolIndex = PoolIndex([e.doc for e in entries], reuse=reuse)
+        # After a write the previous view's index is updated, not rebuilt: records that
+        # stay keep their positions and prepared documents (see PoolIndex.updated).
+        docs = [e.doc for e in entries]
+        index = PoolIndex(docs) if previous is None else previous.index.updated(docs)
+        # Entries by index position; a removed record's position keeps a stale entry that
+        # no posting, thread place, kind list or expiry list refers to.
+        size = len(index.prepared)
+        by_pos = list(previous.entries[:size]) if previous is not None else []
+        if entries and len(by_pos) < size:
+            by_pos.extend([entries[0]] * (size - len(by_pos)))
+        where = [index.position(e.doc.id) for e in entries]
+        for pos, e in zip(where, entries, strict=True):
+            by_pos[pos] = e
+        self.index: PoolIndex = index
+        self.entries: list[_Entry] = by_pos
         self.by_kind: dict[str, list[int]] = {}
-        for pos, e in enumerate(entries):
+        for pos, e in sorted(zip(where, entries, strict=True), key=lambda pe: pe[0]):
             self.by_kind.setdefault(e.record.kind, []).append(pos)
         self.kinds = frozenset(self.by_kind)
         self.trusts = frozenset(e.record.trust for e in entries)
         # Records with an expiry, soonest first: a recall finds the expired ones by bisection.
         dated = sorted(
             (e.record.expires_at, pos)
-            for pos, e in enumerate(entries)
+            for pos, e in zip(where, entries, strict=True)
             if e.record.expires_at is not None
         )
         self.expiry_at = [at for at, _pos in dated]
