@@ -2,16 +2,22 @@
 
 Step two of the recall pipeline (plan -> **candidates** -> rank -> render within budget). Pure.
 
-A :class:`PoolIndex` holds, for the documents of one owner's pool, each ranking term's
-postings ``(position, tf)``, each document's length and the pool statistics (``N``, mean
+A :class:`PoolIndex` holds, for the documents of one owner's pool, each document's prepared
+form (:func:`~memory_graph.recall.rank.prepare`: term counts, length, adjacency, phrase
+text), each ranking term's postings ``(position, tf)`` and the pool statistics (``N``, mean
 length, document frequencies). :meth:`PoolIndex.candidates` scores the documents that share a
 term with the query by BM25 with the coverage factor of :mod:`memory_graph.recall.rank`
-(no phrase bonus, no feedback) and keeps the best ``depth``; :func:`~memory_graph.recall.rank.rank`
-then re-ranks only those with the full formula and the pool statistics, so the cost of a query
+(no phrase bonus, no feedback) and keeps the best ``depth`` with a heap;
+:func:`~memory_graph.recall.rank.rank_prepared` then re-ranks only those, from their
+prepared forms, with the full formula and the pool statistics, so the cost of a query
 depends on its terms' postings, not on the pool size. In a pool larger than
 :data:`EXACT_POOL` documents, only the query's *selective* terms (document frequency at most
 ``max(RARE_MIN, RARE_FRACTION * N)``, or the rarest one) are read for the pre-score; common
 terms still count in the re-rank.
+
+A write does not rebuild the index: :meth:`PoolIndex.updated` re-prepares only the changed
+documents and rebuilds only their terms' postings; a term's read form (its postings by
+impact, with their BM25 denominators, as flat arrays) is built when a query first reads it.
 """
 
 from __future__ import annotations

@@ -1,8 +1,10 @@
 """The in-process recall pool of each owner, kept coherent by the recall version stamp.
 
 Each store keeps, per owner, the owner's visible active records with their ranking documents
-and, built on first use, a :class:`~memory_graph.recall.candidates.PoolIndex` (postings and
-statistics). Every recall starts with one small statement (:func:`pool_op`) that reads the owner's
+and, built on first use, a :class:`~memory_graph.recall.candidates.PoolIndex` (prepared
+documents, postings and statistics); after a write the new pool's index is the previous one
+updated with the changed records (:meth:`~memory_graph.recall.candidates.PoolIndex.updated`),
+not a rebuild. Every recall starts with one small statement (:func:`pool_op`) that reads the owner's
 four identity stamps (``mg_recall_stamp``, schema v7). An unchanged pool therefore costs one
 round trip and is ranked without re-reading it; a changed one costs a second statement that
 reads the stamps again and, in the same snapshot, the rows whose ``rseq`` is newer than the
