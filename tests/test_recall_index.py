@@ -254,3 +254,12 @@ def test_many_updates_rank_like_fresh_builds() -> None:
     assert len(index.prepared) == len(kept) and index.stats == fresh.stats
     for query in queries:
         assert selected(index, query) == selected(fresh, query)
+
+
+def test_terms_doctests() -> None:
+    import doctest
+
+    from memory_graph.recall import terms
+
+    result = doctest.testmod(terms)
+    assert result.attempted > 0 and result.failed == 0

@@ -34,12 +34,12 @@ from __future__ import annotations
 
 import math
 import re
-from collections import Counter, OrderedDict
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 from .._types import Trust
+from .terms import STOP_TERMS, doc_terms, is_stop_term, term_of
 from .tokenize import is_cjk, tokenize
 
 __all__ = [
@@ -69,81 +69,7 @@ TRUST_PRIOR: Mapping[str, float] = {
     "external": 0.9,
 }
 
-# English function words and question words: they carry no topic, and in questions they
-# dominate the token count ("what did ... do with her ...").
-_EN_STOP = frozenset(
-    """a about above after again all also am an and any are as at be been being but by can
-    could did do does doing done during each for from had has have having he her here hers
-    herself him himself his how i if in into is it its itself just me my myself no nor not of
-    off on once only or other our ours out over own same she should so some such than that the
-    their theirs them themselves then there these they this those through to too under until up
-    very was we were what when where which while who whom whose why will with would you your
-    yours yourself""".split()
-)
-# Single CJK function characters (particles, pronouns, question words, copulas).
-_CJK_STOP = frozenset("的了是我你他她它们在有和与及或吗呢吧啊呀么什哪谁几个这那就也都还很")
-
 _CLAUSE_SPLIT = re.compile(r"[?？。!！;；\n]+")
-
-_SUFFIXES: tuple[tuple[str, str], ...] = (
-    ("ational", "ate"),
-    ("iveness", "ive"),
-    ("fulness", "ful"),
-    ("ousness", "ous"),
-    ("ization", "ize"),
-    ("ingly", ""),
-    ("edly", ""),
-    ("ments", "ment"),
-    ("ness", ""),
-    ("ings", ""),
-    ("ies", "y"),
-    ("ied", "y"),
-    ("ing", ""),
-    ("ed", ""),
-    ("ly", ""),
-    ("es", ""),
-    ("s", ""),
-)
-
-
-@lru_cache(maxsize=200_000)
-def term_of(token: str) -> str:
-    """Map one token to its ranking term (light English suffix stripping).
-
-    Args:
-        token: A token from :func:`~memory_graph.tokenize.tokenize`.
-
-    Returns:
-        The term. Non-ASCII tokens and short words are returned unchanged.
-
-    Examples:
-        >>> [term_of(t) for t in ("painting", "painted", "paints", "hobbies", "is", "咖啡")]
-        ['paint', 'paint', 'paint', 'hobby', 'is', '咖啡']
-    """
-    if token.isdigit() and token.isascii():
-        return token.lstrip("0") or "0"  # "08" and "8" are the same number
-    if not token.isascii() or not token.isalpha() or len(token) <= 3:
-        return token
-    for suffix, repl in _SUFFIXES:
-        if token.endswith(suffix) and len(token) - len(suffix) + len(repl) >= 3:
-            if suffix == "s" and token.endswith(("ss", "us", "is")):
-                return token
-            stem = token[: len(token) - len(suffix)] + repl
-            if suffix in ("ing", "ed", "ings", "edly", "ingly") and len(stem) >= 2:
-                if stem[-1] == stem[-2] and stem[-1] not in "lsz":
-                    stem = stem[:-1]  # running -> run, stopped -> stop
-            return stem
-    return token
-
-
-def doc_terms(tokens: Iterable[str]) -> list[str]:
-    """Map a document's tokens to ranking terms, keeping order and repeats."""
-    return [term_of(t) for t in tokens]
-
-
-def is_stop_term(term: str) -> bool:
-    """Whether a ranking term is a function word (ignored in queries)."""
-    return term in _EN_STOP or term in _CJK_STOP
 
 
 def _normalise_text(text: str) -> str:
@@ -215,8 +141,9 @@ class Document:
     dedup_key: str | None = None
     sensitive: bool = False
     cache_key: str | None = None
-    """When set, the document's term statistics are cached under it (it must change whenever
-    the tokens do, e.g. ``scope|id|version|hash``)."""
+    """When set, names the document's tokens: a :class:`~.candidates.PoolIndex` update keeps
+    the prepared form of a document whose key is unchanged (it must change whenever the
+    tokens do, e.g. ``scope|id|version|hash``)."""
     thread: str | None = None
     """The conversation the document was said in (neighbours share it), if known."""
     seq: int = 0
@@ -306,11 +233,6 @@ def corpus_stats(
     df: Counter[str] = Counter()
     total = 0
     for doc in docs:
-        if doc.cache_key is not None:
-            prepared = _prepare(doc, params, need_pairs=False, need_text=False)
-            total += prepared.dl
-            df.update(prepared.counts.keys())
-            continue
         terms = _terms(doc.tokens, params)
         total += len(terms)
         df.update(set(terms))
@@ -376,17 +298,10 @@ class Prepared:
     terms feedback and the multi-hop pass may borrow), in order of first occurrence."""
 
 
-_STOP = _EN_STOP | _CJK_STOP
-
-
 def _topic_terms(counts: Mapping[str, int], ascii_only: bool) -> tuple[str, ...]:
     if ascii_only:
-        return tuple(t for t in counts if t not in _STOP)
-    return tuple(t for t in counts if t not in _STOP and not (len(t) == 1 and is_cjk(t)))
-
-
-_PREPARED: OrderedDict[tuple[str, bool], Prepared] = OrderedDict()
-_PREPARED_SIZE = 50_000
+        return tuple(t for t in counts if t not in STOP_TERMS)
+    return tuple(t for t in counts if t not in STOP_TERMS and not (len(t) == 1 and is_cjk(t)))
 
 
 def _phrase_text(tokens: Sequence[str]) -> str:
@@ -425,20 +340,6 @@ def prepare(
         cjk=not ascii_only and 2 * sum(1 for t in tokens if is_cjk(t[0])) > len(tokens),
         topic=_topic_terms(counts, ascii_only),
     )
-
-
-def _prepare(doc: Document, params: RankParams, *, need_pairs: bool, need_text: bool) -> Prepared:
-    if doc.cache_key is None:
-        return prepare(doc, params, pairs=need_pairs, text=need_text)
-    ck = (doc.cache_key, params.stem)
-    hit = _PREPARED.get(ck)
-    if hit is not None:
-        _PREPARED.move_to_end(ck)
-        return Prepared(doc, hit.counts, hit.dl, hit.adjacent, hit.norm_text, hit.cjk, hit.topic)
-    prepared = _PREPARED[ck] = prepare(doc, params)
-    if len(_PREPARED) > _PREPARED_SIZE:
-        _PREPARED.popitem(last=False)
-    return prepared
 
 
 def _score_all(
@@ -627,7 +528,7 @@ def rank(
     if stats is None:
         stats = corpus_stats(pool, params)
     need_pairs, need_text = bool(qt.pairs), params.phrase_whole > 0
-    prepared = [_prepare(d, params, need_pairs=need_pairs, need_text=need_text) for d in pool]
+    prepared = [prepare(d, params, pairs=need_pairs, text=need_text) for d in pool]
     return rank_prepared(
         query, prepared, limit=limit, stats=stats, terms=qt, include_sensitive=True, params=params
     )
