@@ -7,10 +7,18 @@ after ``--others`` rows of other users are bulk-loaded (in SQL, straight into ``
 vocabulary). The baseline is one
 ``PostgresStore.search(namespace, limit=10)`` over 1k items, measured in the same run.
 
+Samples are interleaved: each round calls every measured operation once (search and
+snapshot at each size, and the baseline), so load from other processes on the machine hits
+them alike (the ratios of separately timed phases drifted with it).
+
 Ratios printed (targets from the recall issue):
 - search at 1k visible vs one PostgresStore search (<= 2x);
 - growth from 100 to 10k visible (<= 1.5x);
 - with the other users' rows vs the database without them (<= 1.2x).
+
+Also printed, without a target: the first recall of each owner in a new store (the pool
+load), and a search right after a write to that owner (the pool update and index rebuild),
+both at 100 and 10k visible.
 
 Usage::
 
@@ -24,16 +32,17 @@ import random
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import psycopg  # noqa: E402
-from _common import p, row, scratch_database, server_dsn, timed  # noqa: E402
+from _common import p, row, scratch_database, server_dsn  # noqa: E402
 from langgraph.store.postgres import PostgresStore  # noqa: E402
 from psycopg_pool import ConnectionPool  # noqa: E402
 
-from memory_graph import MemoryStore, Owner  # noqa: E402
+from memory_graph import Limits, MemoryStore, Owner  # noqa: E402
 
 VOCAB = 20_000
 WORDS_PER_DOC = 12
@@ -108,13 +117,49 @@ def queries_for(
     return out
 
 
-def measure(fn_for: list[object], n: int) -> list[float]:
-    it = iter(range(10**9))
+def interleaved(
+    fns: dict[tuple[str, int], list[Callable[[], object]]], n: int, warmup: int = 20
+) -> dict[tuple[str, int], list[float]]:
+    """``n`` latencies (ms) of each measure; sample ``i`` of a measure calls its function
+    ``i`` (cycling). Each round calls every measure once, so drift in the machine's load
+    (other processes, the server) hits all of them alike and their ratios stay fair."""
+    for calls in fns.values():
+        for i in range(warmup):
+            calls[i % len(calls)]()
+    out: dict[tuple[str, int], list[float]] = {key: [] for key in fns}
+    for i in range(n):
+        for key, calls in fns.items():
+            t0 = time.perf_counter()
+            calls[i % len(calls)]()
+            out[key].append((time.perf_counter() - t0) * 1000.0)
+    return out
 
-    def call() -> None:
-        fn_for[next(it) % len(fn_for)]()  # type: ignore[operator]
 
-    return timed(call, n, warmup=20)
+BIG = Limits(max_records_per_identity=100_000)
+WRITES = 5
+
+
+def load_and_write(
+    dsn: str, store: MemoryStore, owners: dict[int, Owner], queries: dict[int, list[str]]
+) -> tuple[dict[int, list[float]], dict[int, list[float]]]:
+    """Per owner size: the first search in new stores (the pool load), then searches each
+    right after a write to the owner (the pool update and index rebuild); in ms."""
+    first: dict[int, list[float]] = {}
+    after: dict[int, list[float]] = {}
+    for size, owner in owners.items():
+        first[size] = []
+        for i in range(WRITES):
+            with MemoryStore.from_dsn(dsn, max_size=1, limits=BIG) as fresh:
+                t0 = time.perf_counter()
+                fresh.search(owner, queries[size][i], limit=10)
+                first[size].append((time.perf_counter() - t0) * 1000.0)
+        after[size] = []
+        for i in range(WRITES):
+            store.add(owner, "fact", f"bench note {i} " + queries[size][i].split()[-1])
+            t0 = time.perf_counter()
+            store.search(owner, queries[size][i], limit=10)
+            after[size].append((time.perf_counter() - t0) * 1000.0)
+    return first, after
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -139,7 +184,7 @@ def main(argv: list[str] | None = None) -> int:
         lg = PostgresStore(pool)  # type: ignore[arg-type]
         lg.setup()
         with (
-            MemoryStore.from_dsn(dsn, max_size=2) as store,
+            MemoryStore.from_dsn(dsn, max_size=2, limits=BIG) as store,
             psycopg.connect(dsn, autocommit=True) as conn,
         ):
             store.setup()
@@ -153,16 +198,19 @@ def main(argv: list[str] | None = None) -> int:
             queries = {s: queries_for(conn, o.scope_id, 50, rng) for s, o in owners.items()}
 
             def run_phase(label: str) -> dict[tuple[str, int], list[float]]:
-                out: dict[tuple[str, int], list[float]] = {}
+                fns: dict[tuple[str, int], list[Callable[[], object]]] = {
+                    ("baseline", 0): [lambda: lg.search(ns, limit=10)]
+                }
                 for size, owner in owners.items():
                     qs = queries[size]
-                    out[("search", size)] = measure(
-                        [lambda q=q, o=owner: store.search(o, q, limit=10) for q in qs], args.n
-                    )
-                    out[("snapshot", size)] = measure(
-                        [lambda q=q, o=owner: store.snapshot(o, latest_input=q) for q in qs],
-                        args.n,
-                    )
+                    fns[("search", size)] = [
+                        lambda q=q, o=owner: store.search(o, q, limit=10) for q in qs
+                    ]
+                    fns[("snapshot", size)] = [
+                        lambda q=q, o=owner: store.snapshot(o, latest_input=q) for q in qs
+                    ]
+                out = interleaved(fns, args.n)
+                for size in owners:
                     for kind in ("search", "snapshot"):
                         v = out[(kind, size)]
                         print(
@@ -172,8 +220,8 @@ def main(argv: list[str] | None = None) -> int:
                 return out
 
             print(f"server: {dsn.split('?')[0]}  samples: {args.n}")
-            base = timed(lambda: lg.search(ns, limit=10), args.n, warmup=20)
             empty = run_phase("empty db")
+            base = empty[("baseline", 0)]
 
             t0 = time.perf_counter()
             if args.others > 0:
@@ -184,7 +232,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"({args.others // OTHER_USER_ROWS:,} users) in {time.perf_counter() - t0:.1f} s"
             )
             full = run_phase(f"+{args.others:,} others")
-            base2 = timed(lambda: lg.search(ns, limit=10), args.n, warmup=20)
+            base2 = full[("baseline", 0)]
 
             print()
             print(
@@ -216,6 +264,10 @@ def main(argv: list[str] | None = None) -> int:
                     )
                 )
             print(row("PostgresStore.search, +others vs empty db", base2, base))
+            print()
+            first, after = load_and_write(dsn, store, owners, queries)
+            print(row("first recall (pool load) 10k vs 100", first[10_000], first[100]))
+            print(row("search after a write 10k vs 100", after[10_000], after[100]))
         pool.close()
     return 0
 

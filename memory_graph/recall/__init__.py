@@ -6,7 +6,7 @@
 - :mod:`.candidates`: an in-process index of one owner's pool (postings and statistics) and
   the small candidate set of a query.
 - :mod:`.rank`: the deterministic lexical ranking of candidates (BM25, coverage, phrase,
-  priors, feedback).
+  priors, feedback); :mod:`.terms` maps tokens to ranking terms.
 - :mod:`.budget`: byte and token budgets of the rendered frame (the rendering itself is
   :mod:`memory_graph.render`).
 - :mod:`.hybrid`: reciprocal-rank fusion and the embedding model key of the optional dense leg.

@@ -2,32 +2,40 @@
 
 Step two of the recall pipeline (plan -> **candidates** -> rank -> render within budget). Pure.
 
-A :class:`PoolIndex` holds, for the documents of one owner's pool, each ranking term's
-postings ``(position, tf)``, each document's length and the pool statistics (``N``, mean
+A :class:`PoolIndex` holds, for the documents of one owner's pool, each document's prepared
+form (:func:`~memory_graph.recall.rank.prepare`: term counts, length, adjacency, phrase
+text), each ranking term's postings ``(position, tf)`` and the pool statistics (``N``, mean
 length, document frequencies). :meth:`PoolIndex.candidates` scores the documents that share a
 term with the query by BM25 with the coverage factor of :mod:`memory_graph.recall.rank`
-(no phrase bonus, no feedback) and keeps the best ``depth``; :func:`~memory_graph.recall.rank.rank`
-then re-ranks only those with the full formula and the pool statistics, so the cost of a query
+(no phrase bonus, no feedback) and keeps the best ``depth`` with a heap;
+:func:`~memory_graph.recall.rank.rank_prepared` then re-ranks only those, from their
+prepared forms, with the full formula and the pool statistics, so the cost of a query
 depends on its terms' postings, not on the pool size. In a pool larger than
 :data:`EXACT_POOL` documents, only the query's *selective* terms (document frequency at most
 ``max(RARE_MIN, RARE_FRACTION * N)``, or the rarest one) are read for the pre-score; common
 terms still count in the re-rank.
+
+A write does not rebuild the index: :meth:`PoolIndex.updated` re-prepares only the changed
+documents and rebuilds only their terms' postings; a term's read form (its postings by
+impact, with their BM25 denominators, as flat arrays) is built when a query first reads it.
 """
 
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from array import array
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 
 from .rank import (
     DEFAULT_PARAMS,
     CorpusStats,
     Document,
+    Prepared,
     QueryTerms,
     RankParams,
     bridge_terms,
-    prepared_terms,
+    prepare,
 )
 
 __all__ = [
@@ -56,8 +64,23 @@ RARE_FRACTION = 0.1
 
 @dataclass(frozen=True)
 class _Posting:
-    pos: tuple[int, ...]
-    tf: tuple[int, ...]
+    """One term's postings, as flat arrays: a query reads them in sequence, and an array
+    keeps them in one block of memory (a tuple points at an object per number)."""
+
+    pos: array[int]
+    tf: array[int]
+    """The term frequency of the first :data:`POSTINGS_READ` postings (the ones read)."""
+    den: array[float]
+    """Their BM25 denominator ``tf + k1 * (1 - b + b * |D| / avgdl)``."""
+
+
+def _prepared(doc: Document, params: RankParams, reuse: Mapping[str, Prepared] | None) -> Prepared:
+    """``prepare(doc)``, or the reused form of an unchanged document (same cache key)."""
+    if reuse is not None and doc.cache_key is not None:
+        found = reuse.get(doc.cache_key)
+        if found is not None:
+            return found if found.doc is doc or found.doc == doc else replace(found, doc=doc)
+    return prepare(doc, params)
 
 
 class PoolIndex:
@@ -67,6 +90,9 @@ class PoolIndex:
         docs: The pool's documents (their positions are their order here).
         params: Ranking constants (stemming, ``k1``, ``b``).
         stats_filter: Which documents count in the statistics (all when ``None``).
+        reuse: Prepared documents of an earlier index with the same ``params``, by cache
+            key: a document with the same key is not prepared again (an index is rebuilt
+            after every write, and the pool's other documents have not changed).
 
     Examples:
         >>> from memory_graph.recall.rank import Document, query_terms
@@ -79,7 +105,21 @@ class PoolIndex:
         ['1']
     """
 
-    __slots__ = ("_norm", "_place", "_postings", "docs", "params", "stats")
+    __slots__ = (
+        "_filter",
+        "_key",
+        "_norm",
+        "_place",
+        "_raw",
+        "_read",
+        "_removed",
+        "_total",
+        "_where",
+        "docs",
+        "params",
+        "prepared",
+        "stats",
+    )
 
     def __init__(
         self,
@@ -87,53 +127,183 @@ class PoolIndex:
         params: RankParams = DEFAULT_PARAMS,
         *,
         stats_filter: Callable[[Document], bool] | None = None,
+        reuse: Mapping[str, Prepared] | None = None,
     ) -> None:
-        self.docs = tuple(docs)
-        self.params = params
-        lists: dict[str, tuple[list[int], list[int]]] = {}
+        prepared = [_prepared(doc, params, reuse) for doc in docs]
+        raw: dict[str, tuple[list[int], list[int]]] = {}
         df: dict[str, int] = {}
-        lengths: list[int] = []
-        cjk: list[bool] = []
         total = 0
         counted = 0
-        for pos, doc in enumerate(self.docs):
-            counts, dl, is_cjk = prepared_terms(doc, params)
-            lengths.append(dl)
-            cjk.append(is_cjk)
-            counts_in_stats = stats_filter is None or stats_filter(doc)
+        for pos, prep in enumerate(prepared):
+            counts_in_stats = stats_filter is None or stats_filter(prep.doc)
             if counts_in_stats:
-                total += dl
+                total += prep.dl
                 counted += 1
-            for term, tf in counts.items():
-                entry = lists.get(term)
-                if entry is None:
-                    entry = lists[term] = ([], [])
-                entry[0].append(pos)
-                entry[1].append(tf)
-                if counts_in_stats:
+            for term, tf in prep.counts.items():
+                have = raw.get(term)
+                if have is None:
+                    raw[term] = ([pos], [tf])
+                else:
+                    have[0].append(pos)
+                    have[1].append(tf)
+            if stats_filter is not None and counts_in_stats:
+                for term in prep.counts:
                     df[term] = df.get(term, 0) + 1
-        self._place = {
-            (doc.thread, doc.seq): pos for pos, doc in enumerate(self.docs) if doc.thread
-        }
+        if stats_filter is None:
+            df = {term: len(entry[0]) for term, entry in raw.items()}
+        self._filter = stats_filter
+        where = {p.doc.id: pos for pos, p in enumerate(prepared)}
+        every = range(len(prepared))
+        self._removed = 0
+        self._finish(params, prepared, list(every), where, every, raw, df, total, counted)
+
+    def _finish(
+        self,
+        params: RankParams,
+        prepared: Sequence[Prepared],
+        key: list[int],
+        where: dict[str, int],
+        live: Iterable[int],
+        raw: dict[str, tuple[list[int], list[int]]],
+        df: dict[str, int],
+        total: int,
+        counted: int,
+    ) -> None:
+        self.params = params
+        self.prepared = tuple(prepared)
+        self.docs = tuple(p.doc for p in self.prepared)
+        self._key = key  # a position's place in the order of the documents given (ties)
+        self._where = where  # a live document's position, by id
+        self._raw = raw  # each term's (positions, tfs), in ``key`` order
+        self._total = total
         avgdl = total / counted if counted else 1.0
         self.stats = CorpusStats(n_docs=counted, avgdl=avgdl, df=df)
-        k1 = params.k1
-        self._norm = tuple(
-            k1 * (1.0 - b + b * dl / max(avgdl, 1e-9))
-            for dl, b in zip(lengths, (params.b_cjk if c else params.b for c in cjk), strict=True)
-        )
+        k1, b, b_cjk, mean = params.k1, params.b, params.b_cjk, max(avgdl, 1e-9)
+        self._norm = [
+            k1 * (1.0 - bd + bd * p.dl / mean)
+            for p in self.prepared
+            for bd in (b_cjk if p.cjk else b,)
+        ]
+        self._place = {
+            (doc.thread, doc.seq): pos for pos in live if (doc := self.prepared[pos].doc).thread
+        }
+        self._read: dict[str, _Posting] = {}  # read forms, built when a query reads a term
+
+    def updated(self, docs: Sequence[Document]) -> PoolIndex:
+        """This index after its pool changed to ``docs``, ranking exactly as
+        ``PoolIndex(docs, params)`` would.
+
+        Documents that stay keep their positions (so a write does not rebuild every term's
+        postings): only the terms of added, removed and rewritten documents (another
+        cache key) are rebuilt, and the statistics are adjusted by them. ``docs`` must list
+        the documents that stay in the same relative order as before (the store's pool
+        lists them by id); ties between documents still follow that order. A document
+        without a cache key, many removed positions or a statistics filter rebuild in full.
+        """
+        params = self.params
+        where = self._where
+        if self._filter is not None or len(where) + self._removed != len(self.prepared):
+            # A statistics filter, or a first build that repeated an id: build afresh.
+            return PoolIndex(docs, params, stats_filter=self._filter)
+        prepared = list(self.prepared)
+        key = list(self._key)
+        df = dict(self.stats.df)
+        total, counted = self._total, self.stats.n_docs
+        gone: dict[str, set[int]] = {}
+        came: dict[str, dict[int, int]] = {}
+        seen: dict[str, int] = {}
+
+        def drop(pos: int, p: Prepared) -> None:
+            nonlocal total, counted
+            total, counted = total - p.dl, counted - 1
+            for term in p.counts:
+                left = df[term] - 1
+                if left:
+                    df[term] = left
+                else:
+                    del df[term]
+                gone.setdefault(term, set()).add(pos)
+
+        def put(pos: int, p: Prepared) -> None:
+            nonlocal total, counted
+            total, counted = total + p.dl, counted + 1
+            for term, tf in p.counts.items():
+                df[term] = df.get(term, 0) + 1
+                came.setdefault(term, {})[pos] = tf
+
+        for k, doc in enumerate(docs):
+            if doc.id in seen:
+                return PoolIndex(docs, params)
+            pos = where.get(doc.id)
+            if pos is None:
+                pos = len(prepared)
+                prepared.append(prepare(doc, params))
+                key.append(k)
+                put(pos, prepared[pos])
+            else:
+                old = prepared[pos]
+                if old.doc is not doc:
+                    if doc.cache_key is not None and doc.cache_key == old.doc.cache_key:
+                        prepared[pos] = old if old.doc == doc else replace(old, doc=doc)
+                    else:
+                        drop(pos, old)
+                        prepared[pos] = prepare(doc, params)
+                        put(pos, prepared[pos])
+                key[pos] = k
+            seen[doc.id] = pos
+        for rid, pos in where.items():
+            if rid not in seen:
+                drop(pos, prepared[pos])
+        if len(prepared) - len(seen) > max(64, len(seen) // 4):  # compact the positions
+            return PoolIndex(docs, params, reuse=self.prepared_by_key())
+        raw = dict(self._raw)
+        for term in gone.keys() | came.keys():
+            out = gone.get(term, set())
+            plist, flist = raw.get(term, ([], []))
+            pairs = [(q, f) for q, f in zip(plist, flist, strict=True) if q not in out]
+            pairs += came.get(term, {}).items()
+            if not pairs:
+                raw.pop(term, None)
+                continue
+            pairs.sort(key=lambda qf: key[qf[0]])
+            raw[term] = ([q for q, _f in pairs], [f for _q, f in pairs])
+        index = PoolIndex.__new__(PoolIndex)
+        index._filter = None
+        index._removed = len(prepared) - len(seen)
+        index._finish(params, prepared, key, seen, seen.values(), raw, df, total, counted)
+        return index
+
+    def position(self, doc_id: str) -> int:
+        """The position of a live document."""
+        return self._where[doc_id]
+
+    def prepared_by_key(self) -> dict[str, Prepared]:
+        """The prepared documents that have a cache key, by key (for ``reuse``)."""
+        return {p.doc.cache_key: p for p in self.prepared if p.doc.cache_key is not None}
+
+    def _posting(self, term: str) -> _Posting | None:
+        """A term's postings as a query reads them (built once per index and term)."""
+        found = self._read.get(term)
+        if found is not None:
+            return found
+        entry = self._raw.get(term)
+        if entry is None:
+            return None
+        plist, flist = entry
         norm = self._norm
-        postings: dict[str, _Posting] = {}
-        for term, (plist, flist) in lists.items():
-            if len(plist) > POSTINGS_READ:  # by descending impact tf / (tf + norm), then position
-                order = sorted(
-                    range(len(plist)),
-                    key=lambda i: (-flist[i] / (flist[i] + norm[plist[i]]), plist[i]),
-                )
-                plist = [plist[i] for i in order]
-                flist = [flist[i] for i in order]
-            postings[term] = _Posting(tuple(plist), tuple(flist))
-        self._postings = postings
+        if len(plist) > POSTINGS_READ:  # by descending impact tf / (tf + norm), then order
+            order = sorted(
+                range(len(plist)), key=lambda i: (-flist[i] / (flist[i] + norm[plist[i]]), i)
+            )
+            plist = [plist[i] for i in order]
+            flist = [flist[i] for i in order]
+        head = zip(plist[:POSTINGS_READ], flist[:POSTINGS_READ], strict=True)
+        found = self._read[term] = _Posting(
+            array("l", plist),
+            array("l", flist[:POSTINGS_READ]),
+            array("d", [f + norm[q] for q, f in head]),
+        )
+        return found
 
     def select(
         self,
@@ -172,7 +342,9 @@ class PoolIndex:
 
         if params.context_weight > 0 and self._place:
             for pos in chosen[: params.context_top]:
-                doc = self.docs[pos]
+                if len(out) >= cap:
+                    break
+                doc = self.prepared[pos].doc
                 if doc.thread is not None:
                     for step in (-1, 1):
                         near = self._place.get((doc.thread, doc.seq + step))
@@ -180,34 +352,39 @@ class PoolIndex:
                             add(near)
         if params.hop_docs > 0:
             for pos in chosen[: params.hop_docs]:
-                if self.docs[pos].thread is not None:
+                if self.prepared[pos].doc.thread is not None:
                     continue
+                if len(out) >= cap:
+                    break  # full: nothing more can be added
                 budget = params.hop_reach
-                for term in bridge_terms(query, self.counts(pos), self.stats, params):
+                for term in bridge_terms(query, self.prepared[pos], self.stats, params):
+                    if budget <= 0 or len(out) >= cap:
+                        break
                     for near in self.positions(term):
-                        if budget <= 0:
+                        if budget <= 0 or len(out) >= cap:
                             break
                         if add(near):
                             budget -= 1
         return out
 
-    def positions(self, term: str) -> tuple[int, ...]:
-        """Positions of the documents containing ``term``."""
-        posting = self._postings.get(term)
+    def positions(self, term: str) -> Sequence[int]:
+        """Positions of the documents containing ``term`` (by impact in a long list)."""
+        posting = self._posting(term)
         return posting.pos if posting is not None else ()
 
     def counts(self, pos: int) -> Mapping[str, int]:
         """Term counts of the document at ``pos``."""
-        return prepared_terms(self.docs[pos], self.params)[0]
+        return self.prepared[pos].counts
 
     def _read_terms(self, weights: Mapping[str, float]) -> list[str]:
-        present = [t for t in weights if t in self._postings]
+        raw = self._raw
+        present = [t for t in weights if t in raw]
         n = self.stats.n_docs
-        if len(self.docs) <= EXACT_POOL or not present:
+        if len(self._where) <= EXACT_POOL or not present:
             return present
         limit = max(RARE_MIN, RARE_FRACTION * n)
-        rare = [t for t in present if len(self._postings[t].pos) <= limit]
-        return rare or [min(present, key=lambda t: (len(self._postings[t].pos), t))]
+        rare = [t for t in present if len(raw[t][0]) <= limit]
+        return rare or [min(present, key=lambda t: (len(raw[t][0]), t))]
 
     def candidates(
         self,
@@ -224,33 +401,37 @@ class PoolIndex:
             allow: Keeps a position (filters such as kind, trust or expiry); all when ``None``.
 
         Returns:
-            Positions of documents sharing a read term with the query (ties by position).
+            Positions of documents sharing a read term with the query (ties in the order
+            the documents were given).
         """
-        from .rank import idf
-
         params = self.params
-        n = self.stats.n_docs
-        df = self.stats.df
+        idf = self.stats.idf
         k1p = params.k1 + 1.0
-        norm = self._norm
         acc: dict[int, float] = {}
         cov: dict[int, float] = {}
         total = 0.0
         for term, weight in query.weights.items():
-            total += weight * idf(n, df.get(term, 0))
+            total += weight * idf(term)
+        get, cget = acc.get, cov.get
         for term in self._read_terms(query.weights):
-            posting = self._postings[term]
-            wi = query.weights[term] * idf(n, df.get(term, 0))
-            get = acc.get
-            read = zip(posting.pos[:POSTINGS_READ], posting.tf[:POSTINGS_READ], strict=True)
-            for pos, tf in read:
-                acc[pos] = get(pos, 0.0) + wi * tf * k1p / (tf + norm[pos])
-                cov[pos] = cov.get(pos, 0.0) + wi
+            posting = self._posting(term)
+            assert posting is not None
+            wi = query.weights[term] * idf(term)
+            read = zip(posting.pos, posting.tf, posting.den, strict=False)
+            if not acc:  # the first term: every position is new (0.0 + x is x)
+                acc = {pos: wi * tf * k1p / den for pos, tf, den in read}
+                cov = dict.fromkeys(acc, wi)
+                get, cget = acc.get, cov.get
+                continue
+            for pos, tf, den in read:
+                acc[pos] = get(pos, 0.0) + wi * tf * k1p / den
+                cov[pos] = cget(pos, 0.0) + wi
         gamma = params.gamma
         scale = 1.0 / total if total > 0 else 0.0
+        key = self._key
         scored = (
-            (bm * (1.0 + gamma * (cov[pos] * scale) ** 2), -pos)
+            (bm * (1.0 + gamma * (cov[pos] * scale) ** 2), -key[pos], pos)
             for pos, bm in acc.items()
             if allow is None or allow(pos)
         )
-        return [-neg for _s, neg in heapq.nlargest(depth, scored)]
+        return [pos for _s, _k, pos in heapq.nlargest(depth, scored)]

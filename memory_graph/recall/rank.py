@@ -34,12 +34,12 @@ from __future__ import annotations
 
 import math
 import re
-from collections import Counter, OrderedDict
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 from .._types import Trust
+from .terms import STOP_TERMS, doc_terms, is_stop_term, term_of
 from .tokenize import is_cjk, tokenize
 
 __all__ = [
@@ -55,7 +55,9 @@ __all__ = [
     "doc_terms",
     "idf",
     "is_stop_term",
-    "prepared_terms",
+    "Prepared",
+    "prepare",
+    "rank_prepared",
     "query_terms",
     "rank",
     "term_of",
@@ -67,81 +69,7 @@ TRUST_PRIOR: Mapping[str, float] = {
     "external": 0.9,
 }
 
-# English function words and question words: they carry no topic, and in questions they
-# dominate the token count ("what did ... do with her ...").
-_EN_STOP = frozenset(
-    """a about above after again all also am an and any are as at be been being but by can
-    could did do does doing done during each for from had has have having he her here hers
-    herself him himself his how i if in into is it its itself just me my myself no nor not of
-    off on once only or other our ours out over own same she should so some such than that the
-    their theirs them themselves then there these they this those through to too under until up
-    very was we were what when where which while who whom whose why will with would you your
-    yours yourself""".split()
-)
-# Single CJK function characters (particles, pronouns, question words, copulas).
-_CJK_STOP = frozenset("的了是我你他她它们在有和与及或吗呢吧啊呀么什哪谁几个这那就也都还很")
-
 _CLAUSE_SPLIT = re.compile(r"[?？。!！;；\n]+")
-
-_SUFFIXES: tuple[tuple[str, str], ...] = (
-    ("ational", "ate"),
-    ("iveness", "ive"),
-    ("fulness", "ful"),
-    ("ousness", "ous"),
-    ("ization", "ize"),
-    ("ingly", ""),
-    ("edly", ""),
-    ("ments", "ment"),
-    ("ness", ""),
-    ("ings", ""),
-    ("ies", "y"),
-    ("ied", "y"),
-    ("ing", ""),
-    ("ed", ""),
-    ("ly", ""),
-    ("es", ""),
-    ("s", ""),
-)
-
-
-@lru_cache(maxsize=200_000)
-def term_of(token: str) -> str:
-    """Map one token to its ranking term (light English suffix stripping).
-
-    Args:
-        token: A token from :func:`~memory_graph.tokenize.tokenize`.
-
-    Returns:
-        The term. Non-ASCII tokens and short words are returned unchanged.
-
-    Examples:
-        >>> [term_of(t) for t in ("painting", "painted", "paints", "hobbies", "is", "咖啡")]
-        ['paint', 'paint', 'paint', 'hobby', 'is', '咖啡']
-    """
-    if token.isdigit() and token.isascii():
-        return token.lstrip("0") or "0"  # "08" and "8" are the same number
-    if not token.isascii() or not token.isalpha() or len(token) <= 3:
-        return token
-    for suffix, repl in _SUFFIXES:
-        if token.endswith(suffix) and len(token) - len(suffix) + len(repl) >= 3:
-            if suffix == "s" and token.endswith(("ss", "us", "is")):
-                return token
-            stem = token[: len(token) - len(suffix)] + repl
-            if suffix in ("ing", "ed", "ings", "edly", "ingly") and len(stem) >= 2:
-                if stem[-1] == stem[-2] and stem[-1] not in "lsz":
-                    stem = stem[:-1]  # running -> run, stopped -> stop
-            return stem
-    return token
-
-
-def doc_terms(tokens: Iterable[str]) -> list[str]:
-    """Map a document's tokens to ranking terms, keeping order and repeats."""
-    return [term_of(t) for t in tokens]
-
-
-def is_stop_term(term: str) -> bool:
-    """Whether a ranking term is a function word (ignored in queries)."""
-    return term in _EN_STOP or term in _CJK_STOP
 
 
 def _normalise_text(text: str) -> str:
@@ -197,7 +125,7 @@ class RankParams:
 DEFAULT_PARAMS = RankParams()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Document:
     """What ranking needs to know about one candidate record."""
 
@@ -213,8 +141,9 @@ class Document:
     dedup_key: str | None = None
     sensitive: bool = False
     cache_key: str | None = None
-    """When set, the document's term statistics are cached under it (it must change whenever
-    the tokens do, e.g. ``scope|id|version|hash``)."""
+    """When set, names the document's tokens: a :class:`~.candidates.PoolIndex` update keeps
+    the prepared form of a document whose key is unchanged (it must change whenever the
+    tokens do, e.g. ``scope|id|version|hash``)."""
     thread: str | None = None
     """The conversation the document was said in (neighbours share it), if known."""
     seq: int = 0
@@ -228,6 +157,14 @@ class CorpusStats:
     n_docs: int
     avgdl: float
     df: Mapping[str, int] = field(default_factory=dict)
+    _idf: dict[str, float] = field(default_factory=dict, compare=False, repr=False)
+
+    def idf(self, term: str) -> float:
+        """:func:`idf` of ``term`` in this pool (memoised: a pool's statistics are fixed)."""
+        found = self._idf.get(term)
+        if found is None:
+            found = self._idf[term] = idf(self.n_docs, self.df.get(term, 0))
+        return found
 
 
 @dataclass(frozen=True)
@@ -296,11 +233,6 @@ def corpus_stats(
     df: Counter[str] = Counter()
     total = 0
     for doc in docs:
-        if doc.cache_key is not None:
-            prepared = _prepare(doc, params, need_pairs=False, need_text=False)
-            total += prepared.dl
-            df.update(prepared.counts.keys())
-            continue
         terms = _terms(doc.tokens, params)
         total += len(terms)
         df.update(set(terms))
@@ -324,7 +256,7 @@ _idf = idf
 class _QueryScorer:
     """Per-query constants of ``rel``: weighted idf per term, their sum and maximum."""
 
-    __slots__ = ("hits_scale", "items", "pair_idf", "pairs", "phrase", "top", "total")
+    __slots__ = ("items", "pair_idf", "pairs", "phrase", "top", "total")
 
     def __init__(self, query: QueryTerms, idf: Mapping[str, float]) -> None:
         self.items = [(term, weight * idf[term]) for term, weight in query.weights.items()]
@@ -337,44 +269,7 @@ class _QueryScorer:
         self.top = top
         self.phrase = query.phrase if query.phrase and " " in query.phrase else ""
         self.pairs = query.pairs
-        self.pair_idf = [(a, c, (idf[a] + idf[c]) / 2.0) for a, c in query.pairs]
-
-
-def _relevance(
-    counts: Mapping[str, int],
-    dl: int,
-    b: float,
-    adjacent: set[tuple[str, str]] | None,
-    norm_text: str | None,
-    qs: _QueryScorer,
-    stats: CorpusStats,
-    params: RankParams,
-) -> float:
-    """``rel`` of the module docstring (0 when no query term matches)."""
-    norm = params.k1 * (1.0 - b + b * dl / max(stats.avgdl, 1e-9))
-    k1p = params.k1 + 1.0
-    bm25 = 0.0
-    covered = 0.0
-    get = counts.get
-    for term, wi in qs.items:
-        tf = get(term, 0)
-        if tf:
-            bm25 += wi * tf * k1p / (tf + norm)
-            covered += wi
-    if bm25 <= 0.0:
-        return 0.0
-    total = qs.total
-    top = qs.top
-    cover = covered / total if total > 0 else 0.0
-    phrase = 0.0
-    if norm_text is not None and qs.phrase:
-        if qs.phrase in norm_text:
-            phrase += params.phrase_whole
-    if adjacent is not None and qs.pairs and top > 0:
-        hits = [m for a, c, m in qs.pair_idf if (a, c) in adjacent]
-        if hits:
-            phrase += params.phrase_pair * sum(hits) / (len(qs.pairs) * top)
-    return bm25 * (1.0 + params.gamma * cover * cover) + phrase * top
+        self.pair_idf = [(f" {a} {c} ", (idf[a] + idf[c]) / 2.0) for a, c in query.pairs]
 
 
 def _prior(doc: Document, params: RankParams) -> float:
@@ -384,18 +279,29 @@ def _prior(doc: Document, params: RankParams) -> float:
     )
 
 
-@dataclass
-class _Prepared:
+@dataclass(slots=True)
+class Prepared:
+    """A document with what ranking computes from its tokens: term counts, length in terms,
+    adjacent term pairs, phrase text and whether it is mostly CJK (see :func:`prepare`)."""
+
     doc: Document
     counts: Counter[str]
     dl: int
-    adjacent: set[tuple[str, str]] | None
+    adjacent: str | None
+    """The terms in order, each between single spaces (" a b c "): terms ``a`` and ``c`` are
+    adjacent when " a c " occurs in it (terms hold no spaces). One string per document costs
+    a tenth of a set of pairs, and a pool keeps one per record."""
     norm_text: str | None
     cjk: bool = False
+    topic: tuple[str, ...] = ()
+    """Its distinct terms that are neither function words nor single CJK characters (the
+    terms feedback and the multi-hop pass may borrow), in order of first occurrence."""
 
 
-_PREPARED: OrderedDict[tuple[str, bool], _Prepared] = OrderedDict()
-_PREPARED_SIZE = 50_000
+def _topic_terms(counts: Mapping[str, int], ascii_only: bool) -> tuple[str, ...]:
+    if ascii_only:
+        return tuple(t for t in counts if t not in STOP_TERMS)
+    return tuple(t for t in counts if t not in STOP_TERMS and not (len(t) == 1 and is_cjk(t)))
 
 
 def _phrase_text(tokens: Sequence[str]) -> str:
@@ -403,54 +309,82 @@ def _phrase_text(tokens: Sequence[str]) -> str:
     return " ".join(t for t in tokens if not (len(t) == 2 and is_cjk(t[0])))
 
 
-def _prepare(doc: Document, params: RankParams, *, need_pairs: bool, need_text: bool) -> _Prepared:
-    if doc.cache_key is not None:
-        ck = (doc.cache_key, params.stem)
-        hit = _PREPARED.get(ck)
-        if hit is not None:
-            _PREPARED.move_to_end(ck)
-            return _Prepared(doc, hit.counts, hit.dl, hit.adjacent, hit.norm_text, hit.cjk)
-        need_pairs = need_text = True
-    terms = _terms(doc.tokens, params)
-    prepared = _Prepared(
-        doc=doc,
-        counts=Counter(terms),
-        dl=len(terms),
-        adjacent=set(zip(terms, terms[1:], strict=False)) if need_pairs else None,
-        norm_text=(_phrase_text(doc.tokens) or None) if need_text and doc.text else None,
-        cjk=2 * sum(1 for t in doc.tokens if is_cjk(t[0])) > len(doc.tokens),
-    )
-    if doc.cache_key is not None:
-        _PREPARED[(doc.cache_key, params.stem)] = prepared
-        if len(_PREPARED) > _PREPARED_SIZE:
-            _PREPARED.popitem(last=False)
-    return prepared
+def prepare(
+    doc: Document, params: RankParams = DEFAULT_PARAMS, *, pairs: bool = True, text: bool = True
+) -> Prepared:
+    """Compute what ranking needs from a document's tokens (no cache).
 
+    An index computes this once per document (:class:`~.candidates.PoolIndex`) and passes it
+    to :func:`rank_prepared`, so a recall re-reads nothing per document.
 
-def prepared_terms(
-    doc: Document, params: RankParams = DEFAULT_PARAMS
-) -> tuple[Counter[str], int, bool]:
-    """A document's term counts, its length in terms and whether it is mostly CJK.
-
-    Cached under ``doc.cache_key`` like the ranking itself, so an index build and the
-    re-rank of the same document share the work.
+    Args:
+        doc: The document.
+        params: Ranking constants (stemming).
+        pairs: Compute the adjacent term pairs (the phrase-pair bonus needs them).
+        text: Compute the phrase text (the whole-phrase bonus needs it).
     """
-    prepared = _prepare(doc, params, need_pairs=False, need_text=False)
-    return prepared.counts, prepared.dl, prepared.cjk
+    tokens = doc.tokens
+    terms = _terms(tokens, params)
+    counts = Counter(terms)
+    ascii_only = all(t.isascii() for t in tokens)  # no CJK: the common English case
+    return Prepared(
+        doc=doc,
+        counts=counts,
+        dl=len(terms),
+        adjacent=f" {' '.join(terms)} " if pairs else None,
+        norm_text=(
+            (" ".join(tokens) if ascii_only else _phrase_text(tokens)) or None
+            if text and doc.text
+            else None
+        ),
+        cjk=not ascii_only and 2 * sum(1 for t in tokens if is_cjk(t[0])) > len(tokens),
+        topic=_topic_terms(counts, ascii_only),
+    )
 
 
 def _score_all(
-    qt: QueryTerms, prepared: Sequence[_Prepared], stats: CorpusStats, params: RankParams
+    qt: QueryTerms, prepared: Sequence[Prepared], stats: CorpusStats, params: RankParams
 ) -> list[float]:
-    idf = {t: _idf(stats.n_docs, stats.df.get(t, 0)) for t in qt.weights}
-    qs = _QueryScorer(qt, idf)
-    b, b_cjk = params.b, params.b_cjk
-    return [
-        _relevance(
-            p.counts, p.dl, b_cjk if p.cjk else b, p.adjacent, p.norm_text, qs, stats, params
-        )
-        for p in prepared
-    ]
+    """``rel`` of the module docstring for each document (0 when no query term matches).
+
+    One loop with the per-query constants hoisted (this runs several times per recall);
+    the arithmetic, and its order, is the formula's.
+    """
+    qs = _QueryScorer(qt, {t: stats.idf(t) for t in qt.weights})
+    items, total, top = qs.items, qs.total, qs.top
+    phrase_text, pairs, pair_idf = qs.phrase, qs.pairs, qs.pair_idf
+    use_pairs = bool(pairs) and top > 0
+    n_pairs = len(pairs)
+    k1, b, b_cjk, gamma = params.k1, params.b, params.b_cjk, params.gamma
+    whole, pair_w = params.phrase_whole, params.phrase_pair
+    k1p = k1 + 1.0
+    avgdl = max(stats.avgdl, 1e-9)
+    out: list[float] = []
+    for p in prepared:
+        bd = b_cjk if p.cjk else b
+        norm = k1 * (1.0 - bd + bd * p.dl / avgdl)
+        get = p.counts.get
+        bm25 = 0.0
+        covered = 0.0
+        for term, wi in items:
+            tf = get(term, 0)
+            if tf:
+                bm25 += wi * tf * k1p / (tf + norm)
+                covered += wi
+        if bm25 <= 0.0:
+            out.append(0.0)
+            continue
+        cover = covered / total if total > 0 else 0.0
+        phrase = 0.0
+        if p.norm_text is not None and phrase_text and phrase_text in p.norm_text:
+            phrase += whole
+        adjacent = p.adjacent
+        if adjacent is not None and use_pairs:
+            hits = [m for pair, m in pair_idf if pair in adjacent]
+            if hits:
+                phrase += pair_w * sum(hits) / (n_pairs * top)
+        out.append(bm25 * (1.0 + gamma * cover * cover) + phrase * top)
+    return out
 
 
 def _clauses(query: str) -> list[str]:
@@ -460,7 +394,7 @@ def _clauses(query: str) -> list[str]:
 
 def _expand(
     qt: QueryTerms,
-    prepared: Sequence[_Prepared],
+    prepared: Sequence[Prepared],
     rel: Sequence[float],
     stats: CorpusStats,
     params: RankParams,
@@ -473,15 +407,13 @@ def _expand(
     gain: dict[str, float] = {}
     for rank_pos, i in enumerate(top):
         share = 1.0 / (rank_pos + 1)
-        for term in prepared[i].counts:
-            if term in qt.weights or is_stop_term(term):
-                continue
-            if len(term) == 1 and is_cjk(term):
+        for term in prepared[i].topic:
+            if term in qt.weights:
                 continue
             df = stats.df.get(term, 0)
             if df <= 1:
                 continue
-            gain[term] = gain.get(term, 0.0) + share * _idf(stats.n_docs, df)
+            gain[term] = gain.get(term, 0.0) + share * stats.idf(term)
     best = sorted(gain.items(), key=lambda kv: (-kv[1], kv[0]))[: params.prf_terms]
     if not best:
         return qt
@@ -493,7 +425,7 @@ def _expand(
 
 
 def bridge_terms(
-    qt: QueryTerms, counts: Mapping[str, int], stats: CorpusStats, params: RankParams
+    qt: QueryTerms, doc: Prepared, stats: CorpusStats, params: RankParams
 ) -> list[str]:
     """A bridge document's terms for the second pass: absent from the query, not function
     words or single CJK characters, shared with another document but rare in the pool."""
@@ -501,8 +433,8 @@ def bridge_terms(
         return []
     limit = max(params.hop_min_df, params.hop_df_share * stats.n_docs)
     found = []
-    for term in counts:
-        if term in qt.weights or is_stop_term(term) or (len(term) == 1 and is_cjk(term)):
+    for term in doc.topic:
+        if term in qt.weights:
             continue
         df = stats.df.get(term, 0)
         if 1 < df <= limit:
@@ -513,7 +445,7 @@ def bridge_terms(
 
 def _hop(
     qt: QueryTerms,
-    prepared: Sequence[_Prepared],
+    prepared: Sequence[Prepared],
     rel: Sequence[float],
     stats: CorpusStats,
     params: RankParams,
@@ -527,13 +459,13 @@ def _hop(
             break
         if prepared[b].doc.thread is not None:
             continue
-        terms = bridge_terms(qt, prepared[b].counts, stats, params)
+        terms = bridge_terms(qt, prepared[b], stats, params)
         if not terms:
             continue
         weights = dict(qt.weights)
         weights.update({t: 1.0 for t in terms})
         reached = [
-            j for j, p in enumerate(prepared) if j != b and any(t in p.counts for t in terms)
+            j for j, p in enumerate(prepared) if j != b and not p.counts.keys().isdisjoint(terms)
         ]
         s2 = _score_all(QueryTerms(weights, (), ""), [prepared[j] for j in reached], stats, params)
         peak = max(s2, default=0.0)
@@ -545,7 +477,7 @@ def _hop(
 
 
 def _with_context(
-    prepared: Sequence[_Prepared], rel: Sequence[float], params: RankParams
+    prepared: Sequence[Prepared], rel: Sequence[float], params: RankParams
 ) -> list[float]:
     """Lend a share of each top document's score to its thread neighbours (seq +- 1)."""
     where = {
@@ -590,53 +522,93 @@ def rank(
         share no term with a non-blank query.
     """
     pool = [d for d in docs if include_sensitive or not d.sensitive]
+    qt = query_terms(query, params)
+    if not qt.weights:
+        return _by_prior(pool, limit, params)
     if stats is None:
         stats = corpus_stats(pool, params)
-    qt = query_terms(query, params)
-    scored: list[tuple[float, int, str, Document]] = []
+    need_pairs, need_text = bool(qt.pairs), params.phrase_whole > 0
+    prepared = [prepare(d, params, pairs=need_pairs, text=need_text) for d in pool]
+    return rank_prepared(
+        query, prepared, limit=limit, stats=stats, terms=qt, include_sensitive=True, params=params
+    )
+
+
+def rank_prepared(
+    query: str,
+    docs: Sequence[Prepared],
+    *,
+    limit: int,
+    stats: CorpusStats,
+    terms: QueryTerms | None = None,
+    include_sensitive: bool = False,
+    params: RankParams = DEFAULT_PARAMS,
+) -> list[Ranked]:
+    """:func:`rank` over prepared documents (:func:`prepare`) with the pool's statistics.
+
+    Args:
+        query: The query text.
+        docs: Prepared candidates.
+        limit: Maximum number of results.
+        stats: Pool statistics.
+        terms: ``query_terms(query, params)`` when the caller has it already.
+        include_sensitive: Keep sensitive documents.
+        params: Ranking constants.
+
+    Returns:
+        As :func:`rank`.
+    """
+    prepared = [p for p in docs if include_sensitive or not p.doc.sensitive]
+    qt = query_terms(query, params) if terms is None else terms
     if not qt.weights:
-        for doc in pool:
-            scored.append((-round(_prior(doc, params), 9), doc.precedence, doc.id, doc))
-    else:
-        prepared = [
-            _prepare(d, params, need_pairs=bool(qt.pairs), need_text=params.phrase_whole > 0)
-            for d in pool
-        ]
-        rel = _score_all(qt, prepared, stats, params)
-        clauses = _clauses(query) if params.clause_weight > 0 else []
-        if clauses:
-            peak = max(rel, default=0.0) or 1.0
-            combined = [r / peak for r in rel]
-            for clause in clauses:
-                cq = query_terms(clause, params)
-                if not cq.weights:
-                    continue
-                crel = _score_all(cq, prepared, stats, params)
-                cpeak = max(crel, default=0.0)
-                if cpeak > 0:
-                    combined = [
-                        c + params.clause_weight * r / cpeak
-                        for c, r in zip(combined, crel, strict=True)
-                    ]
-            rel = combined
-        if params.prf_docs > 0:
-            expanded = _expand(qt, prepared, rel, stats, params)
-            if expanded is not qt:
-                extra = _score_all(expanded, prepared, stats, params)
-                base = rel if not clauses else _score_all(qt, prepared, stats, params)
-                peak = max(base, default=0.0) or 1.0
-                rel = [
-                    r + (e - b0) / peak * (max(rel, default=0.0) or 1.0) if r > 0 else 0.0
-                    for r, e, b0 in zip(rel, extra, base, strict=True)
+        return _by_prior([p.doc for p in prepared], limit, params)
+    rel = _score_all(qt, prepared, stats, params)
+    clauses = _clauses(query) if params.clause_weight > 0 else []
+    if clauses:
+        peak = max(rel, default=0.0) or 1.0
+        combined = [r / peak for r in rel]
+        for clause in clauses:
+            cq = query_terms(clause, params)
+            if not cq.weights:
+                continue
+            crel = _score_all(cq, prepared, stats, params)
+            cpeak = max(crel, default=0.0)
+            if cpeak > 0:
+                combined = [
+                    c + params.clause_weight * r / cpeak
+                    for c, r in zip(combined, crel, strict=True)
                 ]
-        if params.hop_docs > 0:
-            rel = _hop(qt, prepared, rel, stats, params)
-        if params.context_weight > 0:
-            rel = _with_context(prepared, rel, params)
-        for p, r in zip(prepared, rel, strict=True):
-            if r > 0.0:
-                score = r * _prior(p.doc, params)
-                scored.append((-round(score, 9), p.doc.precedence, p.doc.id, p.doc))
+        rel = combined
+    if params.prf_docs > 0:
+        expanded = _expand(qt, prepared, rel, stats, params)
+        if expanded is not qt:
+            extra = _score_all(expanded, prepared, stats, params)
+            base = rel if not clauses else _score_all(qt, prepared, stats, params)
+            peak = max(base, default=0.0) or 1.0
+            rel = [
+                r + (e - b0) / peak * (max(rel, default=0.0) or 1.0) if r > 0 else 0.0
+                for r, e, b0 in zip(rel, extra, base, strict=True)
+            ]
+    if params.hop_docs > 0:
+        rel = _hop(qt, prepared, rel, stats, params)
+    if params.context_weight > 0:
+        rel = _with_context(prepared, rel, params)
+    scored: list[tuple[float, int, str, Document]] = []
+    for p, r in zip(prepared, rel, strict=True):
+        if r > 0.0:
+            score = r * _prior(p.doc, params)
+            scored.append((-round(score, 9), p.doc.precedence, p.doc.id, p.doc))
+    return _best(scored, limit)
+
+
+def _by_prior(docs: Sequence[Document], limit: int, params: RankParams) -> list[Ranked]:
+    """A blank query's ranking: every document by its prior."""
+    scored = [(-round(_prior(d, params), 9), d.precedence, d.id, d) for d in docs]
+    return _best(scored, limit)
+
+
+def _best(scored: list[tuple[float, int, str, Document]], limit: int) -> list[Ranked]:
+    """The first ``limit`` by (score, precedence, id), one per dedup key."""
     scored.sort(key=lambda item: item[:3])
     out: list[Ranked] = []
     seen: set[str] = set()

@@ -1,8 +1,10 @@
 """The in-process recall pool of each owner, kept coherent by the recall version stamp.
 
 Each store keeps, per owner, the owner's visible active records with their ranking documents
-and, built on first use, a :class:`~memory_graph.recall.candidates.PoolIndex` (postings and
-statistics). Every recall starts with one small statement (:func:`pool_op`) that reads the owner's
+and, built on first use, a :class:`~memory_graph.recall.candidates.PoolIndex` (prepared
+documents, postings and statistics); after a write the new pool's index is the previous one
+updated with the changed records (:meth:`~memory_graph.recall.candidates.PoolIndex.updated`),
+not a rebuild. Every recall starts with one small statement (:func:`pool_op`) that reads the owner's
 four identity stamps (``mg_recall_stamp``, schema v7). An unchanged pool therefore costs one
 round trip and is ranked without re-reading it; a changed one costs a second statement that
 reads the stamps again and, in the same snapshot, the rows whose ``rseq`` is newer than the
@@ -19,8 +21,9 @@ from __future__ import annotations
 
 import json
 import threading
+from bisect import bisect_right
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 from typing import Any, NamedTuple
@@ -34,6 +37,7 @@ from ..recall.rank import (
     Ranked,
     query_terms,
     rank,
+    rank_prepared,
 )
 from ..recall.tokenize import index_tokens
 from ._driver import Op, Query
@@ -77,9 +81,9 @@ def _document(record: Record) -> Document:
 class _View:
     """The active records of some sensitivities: their index, entries and thread places."""
 
-    __slots__ = ("by_kind", "entries", "index")
+    __slots__ = ("by_kind", "entries", "expiry", "expiry_at", "index", "kinds", "trusts")
 
-    def __init__(self, chosen: Sequence[_Entry]) -> None:
+    def __init__(self, chosen: Sequence[_Entry], previous: _View | None = None) -> None:
         # Thread neighbours: a thread's records in order of observation (then creation, id).
         threads: dict[str, list[int]] = {}
         for pos, e in enumerate(chosen):
@@ -91,11 +95,51 @@ class _View:
             for seq, pos in enumerate(members):
                 e = entries[pos]
                 entries[pos] = _Entry(e.record, replace(e.doc, thread=thread, seq=seq))
-        self.entries = entries
-        self.index = PoolIndex([e.doc for e in entries])
+        # After a write the previous view's index is updated, not rebuilt: records that
+        # stay keep their positions and prepared documents (see PoolIndex.updated).
+        docs = [e.doc for e in entries]
+        index = PoolIndex(docs) if previous is None else previous.index.updated(docs)
+        # Entries by index position; a removed record's position keeps a stale entry that
+        # no posting, thread place, kind list or expiry list refers to.
+        size = len(index.prepared)
+        by_pos = list(previous.entries[:size]) if previous is not None else []
+        if entries and len(by_pos) < size:
+            by_pos.extend([entries[0]] * (size - len(by_pos)))
+        where = [index.position(e.doc.id) for e in entries]
+        for pos, e in zip(where, entries, strict=True):
+            by_pos[pos] = e
+        self.index: PoolIndex = index
+        self.entries: list[_Entry] = by_pos
         self.by_kind: dict[str, list[int]] = {}
-        for pos, e in enumerate(entries):
+        for pos, e in sorted(zip(where, entries, strict=True), key=lambda pe: pe[0]):
             self.by_kind.setdefault(e.record.kind, []).append(pos)
+        self.kinds = frozenset(self.by_kind)
+        self.trusts = frozenset(e.record.trust for e in entries)
+        # Records with an expiry, soonest first: a recall finds the expired ones by bisection.
+        dated = sorted(
+            (e.record.expires_at, pos)
+            for pos, e in zip(where, entries, strict=True)
+            if e.record.expires_at is not None
+        )
+        self.expiry_at = [at for at, _pos in dated]
+        self.expiry = [pos for _at, pos in dated]
+
+    def allow(
+        self, kinds: frozenset[str], trusts: frozenset[str], at: datetime
+    ) -> Callable[[int], bool] | None:
+        """Which positions a recall may return: of these kinds and trusts, unexpired at
+        ``at``; ``None`` when that is every position (the common case: no per-document test).
+        """
+        dead = frozenset(self.expiry[: bisect_right(self.expiry_at, at)])
+        if self.kinds <= kinds and self.trusts <= trusts:
+            return None if not dead else (lambda pos: pos not in dead)
+        entries = self.entries
+
+        def allow(pos: int) -> bool:
+            r = entries[pos].record
+            return r.kind in kinds and r.trust in trusts and pos not in dead
+
+        return allow
 
 
 def _order(record: Record) -> tuple[Any, ...]:
@@ -105,12 +149,19 @@ def _order(record: Record) -> tuple[Any, ...]:
 class OwnerPool:
     """One owner's active records at a set of stamps (immutable; views built lazily)."""
 
-    __slots__ = ("_claims", "_lock", "_views", "entries", "stamps")
+    __slots__ = ("_claims", "_lock", "_previous", "_views", "entries", "stamps")
 
-    def __init__(self, entries: Mapping[str, _Entry], stamps: _Stamps) -> None:
+    def __init__(
+        self,
+        entries: Mapping[str, _Entry],
+        stamps: _Stamps,
+        previous: Mapping[tuple[str, ...], _View] | None = None,
+    ) -> None:
         self.entries = dict(entries)
         self.stamps = dict(stamps)
         self._views: dict[tuple[str, ...], _View] = {}
+        # The views of the pool this one replaced (one generation at most): reused documents.
+        self._previous: dict[tuple[str, ...], _View] = dict(previous or {})
         self._claims: dict[str, list[Record]] | None = None
         self._lock = threading.Lock()
 
@@ -127,7 +178,9 @@ class OwnerPool:
             if old is not None and old.record == record:
                 continue
             entries[rid] = _Entry(record, _document(record))
-        return OwnerPool(entries, stamps)
+        with self._lock:
+            previous = {**self._previous, **self._views}
+        return OwnerPool(entries, stamps, previous)
 
     def view(self, sensitivities: Sequence[str]) -> _View:
         """The index over the active records of these sensitivities, and its entries."""
@@ -142,7 +195,7 @@ class OwnerPool:
                     (e for e in self.entries.values() if e.record.sensitivity in key),
                     key=lambda e: e.record.id,
                 )
-                found = _View(chosen)
+                found = _View(chosen, self._previous.pop(key, None))
                 self._views[key] = found
         return found
 
@@ -342,15 +395,11 @@ def rank_pool(
     """
     view = pool.view(sensitivities)
     index, entries = view.index, view.entries
-    kind_set, trust_set = frozenset(kinds), frozenset(trusts)
-
-    def allow(pos: int) -> bool:
-        r = entries[pos].record
-        return r.kind in kind_set and r.trust in trust_set and _live(r, at)
-
+    kind_set = frozenset(kinds)
+    allow = view.allow(kind_set, frozenset(trusts), at)
     if not query.strip():
         where = sorted(p for kind in kind_set for p in view.by_kind.get(kind, ()))
-        docs = [entries[pos].doc for pos in where if allow(pos)]
+        docs = [entries[pos].doc for pos in where if allow is None or allow(pos)]
         return rank("", docs, limit=limit, include_sensitive=True)
     if not query_terms(query).weights:
         return []
@@ -358,8 +407,10 @@ def rank_pool(
     def rank_one(text: str) -> list[Ranked]:
         qt = query_terms(text)
         chosen = index.select(qt, depth=depth, allow=allow) if qt.weights else []
-        docs = [entries[pos].doc for pos in chosen]
-        return rank(text, docs, limit=limit, stats=index.stats, include_sensitive=True)
+        prepared = [index.prepared[pos] for pos in chosen]
+        return rank_prepared(
+            text, prepared, limit=limit, stats=index.stats, terms=qt, include_sensitive=True
+        )
 
     # recall.plan: a query's legs (several questions, a restated one), expansion, hop pass
     return rank_legs(query, rank_one, limit=limit, stats=index.stats)

@@ -1,0 +1,90 @@
+"""Ranking terms: the light English suffix stripper and the function words. Pure.
+
+A token (:func:`memory_graph.recall.tokenize.tokenize`) maps to a ranking term with
+:func:`term_of`, identically for documents and queries; :func:`is_stop_term` tells the
+function words that queries ignore. :mod:`memory_graph.recall.rank` re-exports both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from functools import lru_cache
+
+__all__ = ["doc_terms", "is_stop_term", "term_of"]
+
+# English function words and question words: they carry no topic, and in questions they
+# dominate the token count ("what did ... do with her ...").
+_EN_STOP = frozenset(
+    """a about above after again all also am an and any are as at be been being but by can
+    could did do does doing done during each for from had has have having he her here hers
+    herself him himself his how i if in into is it its itself just me my myself no nor not of
+    off on once only or other our ours out over own same she should so some such than that the
+    their theirs them themselves then there these they this those through to too under until up
+    very was we were what when where which while who whom whose why will with would you your
+    yours yourself""".split()
+)
+# Single CJK function characters (particles, pronouns, question words, copulas).
+_CJK_STOP = frozenset("的了是我你他她它们在有和与及或吗呢吧啊呀么什哪谁几个这那就也都还很")
+
+STOP_TERMS = _EN_STOP | _CJK_STOP
+"""Every function word and character (:func:`is_stop_term`)."""
+
+_SUFFIXES: tuple[tuple[str, str], ...] = (
+    ("ational", "ate"),
+    ("iveness", "ive"),
+    ("fulness", "ful"),
+    ("ousness", "ous"),
+    ("ization", "ize"),
+    ("ingly", ""),
+    ("edly", ""),
+    ("ments", "ment"),
+    ("ness", ""),
+    ("ings", ""),
+    ("ies", "y"),
+    ("ied", "y"),
+    ("ing", ""),
+    ("ed", ""),
+    ("ly", ""),
+    ("es", ""),
+    ("s", ""),
+)
+
+
+@lru_cache(maxsize=200_000)
+def term_of(token: str) -> str:
+    """Map one token to its ranking term (light English suffix stripping).
+
+    Args:
+        token: A token from :func:`~memory_graph.tokenize.tokenize`.
+
+    Returns:
+        The term. Non-ASCII tokens and short words are returned unchanged.
+
+    Examples:
+        >>> [term_of(t) for t in ("painting", "painted", "paints", "hobbies", "is", "咖啡")]
+        ['paint', 'paint', 'paint', 'hobby', 'is', '咖啡']
+    """
+    if token.isdigit() and token.isascii():
+        return token.lstrip("0") or "0"  # "08" and "8" are the same number
+    if not token.isascii() or not token.isalpha() or len(token) <= 3:
+        return token
+    for suffix, repl in _SUFFIXES:
+        if token.endswith(suffix) and len(token) - len(suffix) + len(repl) >= 3:
+            if suffix == "s" and token.endswith(("ss", "us", "is")):
+                return token
+            stem = token[: len(token) - len(suffix)] + repl
+            if suffix in ("ing", "ed", "ings", "edly", "ingly") and len(stem) >= 2:
+                if stem[-1] == stem[-2] and stem[-1] not in "lsz":
+                    stem = stem[:-1]  # running -> run, stopped -> stop
+            return stem
+    return token
+
+
+def doc_terms(tokens: Iterable[str]) -> list[str]:
+    """Map a document's tokens to ranking terms, keeping order and repeats."""
+    return [term_of(t) for t in tokens]
+
+
+def is_stop_term(term: str) -> bool:
+    """Whether a ranking term is a function word (ignored in queries)."""
+    return term in _EN_STOP or term in _CJK_STOP
