@@ -97,7 +97,7 @@ def _review_ids(result: dict[str, Any]) -> list[str]:
 def _resume(agent: Any, owner: Owner, thread_id: str, tally: Tally) -> None:
     """Resume a thread's pending review approving everything; a lost race is refused."""
     try:
-        _iid, request = pending_review(agent, thread_id)
+        _iid, request = pending_review(agent, thread_id, owner=owner)
         decisions = decide_all(request)
         tally.timed(resume_review, agent, owner=owner, thread_id=thread_id, decisions=decisions)
     except REFUSED:
