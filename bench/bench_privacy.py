@@ -118,10 +118,6 @@ def load(dsn: str, rows: int, now: datetime) -> None:
                 "FROM generate_series(1, %s) g",
                 (status, at, at, at, count),
             )
-        conn.execute(
-            "INSERT INTO mg_record_tokens (scope_id, token, record_id) "
-            "SELECT scope_id, unnest(tokens), id FROM mg_records WHERE status = 'active'"
-        )
         for exp, count in ((old, n_prop), (now + DAY, n_prop)):
             conn.execute(
                 "INSERT INTO mg_proposals (scope_id, id, level, operation, args, payload_hash, "
@@ -138,7 +134,6 @@ def load(dsn: str, rows: int, now: datetime) -> None:
                 "FROM generate_series(1, %s) g",
                 (at, count),
             )
-        # Removed records keep no tokens (removal deletes them); expire half of the kept ones.
         conn.execute("ANALYZE")
 
 
@@ -149,11 +144,6 @@ def naive(dsn: str, now: datetime) -> float:
             "UPDATE mg_proposals SET status = 'expired', decided_at = %s "
             "WHERE status = 'pending' AND expires_at <= %s",
             (now, now),
-        )
-        conn.execute(
-            "DELETE FROM mg_record_tokens t USING mg_records r WHERE r.scope_id = t.scope_id "
-            "AND r.id = t.record_id AND r.status <> 'active' AND r.recorded_at < %s",
-            (now - 30 * DAY,),
         )
         conn.execute(
             "DELETE FROM mg_records WHERE status <> 'active' AND recorded_at < %s",
@@ -167,11 +157,11 @@ def naive(dsn: str, now: datetime) -> float:
 
 
 def stats_match(dsn: str) -> bool:
-    q = "SELECT (SELECT sum(df) FROM mg_term_df), (SELECT sum(n) FROM mg_pool_stats)"
+    q = "SELECT * FROM mg_pool_stats ORDER BY scope_id, agent_key, workspace_key, sensitivity"
     with psycopg.connect(dsn) as conn:
-        before = conn.execute(q).fetchone()
+        before = conn.execute(q).fetchall()
         conn.execute(RECALL_STATS_REFRESH)
-        after = conn.execute(q).fetchone()
+        after = conn.execute(q).fetchall()
         conn.rollback()
     return before == after
 

@@ -2,9 +2,8 @@
 
 Measures ``MemoryStore.search(owner, query, limit=10)`` and ``MemoryStore.snapshot`` p50/p95
 for owners with 100, 1k and 10k visible records, first in a database holding only them, then
-after ``--others`` rows of other users are bulk-loaded (in SQL, straight into ``mg_records``,
-``mg_record_tokens``, ``mg_postings`` and the recall statistics tables, with a Zipf-like
-vocabulary). The baseline is one
+after ``--others`` rows of other users are bulk-loaded (in SQL, straight into ``mg_records``
+and ``mg_pool_stats``, with a Zipf-like vocabulary). The baseline is one
 ``PostgresStore.search(namespace, limit=10)`` over 1k items, measured in the same run.
 
 Samples are interleaved: each round calls every measured operation once (search and
@@ -65,21 +64,7 @@ WITH docs AS (
     SELECT scope, id, 'user', 'fact', content, 'user-confirmed', 'private', 0.9, 'bench',
            md5(content), ARRAY(SELECT DISTINCT unnest(string_to_array(content, ' '))),
            now(), now()
-    FROM docs RETURNING scope_id, id, tokens
-), tok AS (
-    INSERT INTO mg_record_tokens (scope_id, token, record_id)
-    SELECT scope_id, t, id FROM ins, unnest(tokens) t ORDER BY 1, 2
-    RETURNING scope_id, token, record_id
-), post AS (
-    INSERT INTO mg_postings (scope_id, token, agent_key, workspace_key, record_id, sensitivity,
-                             kind, trust, expires_at)
-    SELECT scope_id, token, '', '', record_id, 'private', 'fact', 'user-confirmed', NULL
-    FROM tok ORDER BY 1, 2
-), dfs AS (
-    INSERT INTO mg_term_df AS t (scope_id, token, agent_key, workspace_key, sensitivity, df)
-    SELECT scope_id, token, '', '', 'private', count(*) FROM tok GROUP BY 1, 2 ORDER BY 1, 2
-    ON CONFLICT (scope_id, token, agent_key, workspace_key, sensitivity)
-    DO UPDATE SET df = t.df + EXCLUDED.df
+    FROM docs RETURNING scope_id
 )
 INSERT INTO mg_pool_stats AS s (scope_id, agent_key, workspace_key, sensitivity, n)
 SELECT scope_id, '', '', 'private', count(*) FROM ins GROUP BY 1
@@ -91,8 +76,8 @@ def load(
     conn: psycopg.Connection[object], *, scope: str, n: int, per: int = 0, seed: str = ""
 ) -> None:
     """Insert ``n`` synthetic records for ``scope`` (or for many scopes, ``per`` each)."""
-    # The statement fills mg_postings and the recall statistics itself, so the triggers are
-    # skipped for the load.
+    # The statement fills the pool statistics itself, so the triggers are skipped for the
+    # load.
     conn.execute("SET session_replication_role = replica")
     conn.execute("SET synchronous_commit = off")
     conn.execute("SET work_mem = '256MB'")

@@ -60,16 +60,11 @@ def scan(dsn: str, words: list[str]) -> dict[str, list[str]]:
 
 
 def stats_consistent(dsn: str) -> None:
-    """Assert that mg_term_df / mg_pool_stats equal a recount from postings / records."""
-    q = (
-        "SELECT (SELECT coalesce(sum(df), 0) FROM mg_term_df), "
-        "(SELECT coalesce(sum(n), 0) FROM mg_pool_stats), "
-        "(SELECT count(*) FROM mg_term_df WHERE df <> 0), "
-        "(SELECT count(*) FROM mg_pool_stats WHERE n <> 0)"
-    )
+    """Assert that mg_pool_stats equals a recount from mg_records."""
+    q = "SELECT * FROM mg_pool_stats ORDER BY scope_id, agent_key, workspace_key, sensitivity"
     with psycopg.connect(dsn) as conn:
-        before = conn.execute(q).fetchone()
+        before = conn.execute(q).fetchall()
         conn.execute(RECALL_STATS_REFRESH)  # recount, then roll back
-        after = conn.execute(q).fetchone()
+        after = conn.execute(q).fetchall()
         conn.rollback()
     assert before == after

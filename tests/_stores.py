@@ -101,7 +101,7 @@ def store(make_store: Callable[..., Any]) -> Any:
 
 TABLES = {
     "mg_records": "scope_id, id",
-    "mg_record_tokens": "scope_id, token, record_id",
+    "mg_pool_stats": "scope_id, agent_key, workspace_key, sensitivity",
     "mg_profiles": "scope_id",
     "mg_personas": "scope_id, agent_key",
     "mg_proposals": "scope_id, id",

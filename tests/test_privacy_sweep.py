@@ -63,7 +63,7 @@ def test_sweep_expires_deletes_and_trims(make_store: Any, clock: Any, pg_dsn: st
     stats_consistent(pg_dsn)
     with psycopg.connect(pg_dsn) as conn:
         assert conn.execute(
-            "SELECT count(*) FROM mg_record_tokens WHERE record_id = ANY(%s)",
+            "SELECT count(*) FROM mg_records WHERE id = ANY(%s)",
             ([gone_rid, exp_rid],),
         ).fetchone() == (0,)
         # Old audit rows keep who/what/when but lose their content.

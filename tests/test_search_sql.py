@@ -111,10 +111,9 @@ def test_scores_ignore_other_users_and_identities(sync_store: Any) -> None:
     assert after == before
 
 
-def test_inflections_match_and_postings_follow_writes(sync_store: Any) -> None:
+def test_inflections_match_and_recall_follows_writes(sync_store: Any) -> None:
     rec = sync_store.add(ALICE, "fact", "Caroline painted a sunset").record_id
     assert [h.record.id for h in search(sync_store, ALICE, "painting")] == [rec]
-    assert "painted" in _search.term_variants("painting")
     sync_store.replace(ALICE, rec, "Caroline swims daily", base_version=1)
     assert search(sync_store, ALICE, "painting") == []
     assert [h.record.id for h in search(sync_store, ALICE, "swimming")] == [rec]
@@ -122,26 +121,7 @@ def test_inflections_match_and_postings_follow_writes(sync_store: Any) -> None:
     assert search(sync_store, ALICE, "swimming") == []
 
 
-def test_candidate_sql_uses_the_owner_postings_only() -> None:
-    plan = _search.LexicalPlan("what did Caroline paint?")
-    assert "caroline" in plan.tokens and "what" not in plan.tokens
-    sql, params = _search.build_candidate_query(
-        ALICE,
-        plan,
-        kinds=["fact"],
-        trusts=["user-confirmed"],
-        sensitivities=["private"],
-        as_of=T0,
-    )
-    assert "mg_postings p" in sql and "p.scope_id = %s" in sql
-    assert ALICE.scope_id in params and params.count(BOB.scope_id) == 0
-    # The pool size and common terms' frequencies come from the per-identity statistics
-    # tables, never from a count over the pool.
-    assert "mg_term_df s" in sql and "mg_pool_stats s" in sql
-    assert "count(*) AS n" not in sql and "FROM mg_records x" not in sql
-
-
-def test_recall_stats_follow_writes(sync_store: Any, pg_dsn: str) -> None:
+def test_pool_stats_follow_writes(sync_store: Any, pg_dsn: str) -> None:
     import psycopg
 
     from memory_graph.storage._schema import RECALL_STATS_REFRESH
@@ -153,21 +133,19 @@ def test_recall_stats_follow_writes(sync_store: Any, pg_dsn: str) -> None:
     sync_store.replace(ALICE, a, "Caroline swims at sunset", base_version=1)
     b = sync_store.add(ALICE, "fact", "to be removed sunset").record_id
     sync_store.remove(ALICE, b, base_version=1)
-    df_sql = "SELECT scope_id, token, agent_key, workspace_key, sensitivity, df FROM mg_term_df"
     pool_sql = "SELECT scope_id, agent_key, workspace_key, sensitivity, n FROM mg_pool_stats"
     with psycopg.connect(pg_dsn, autocommit=True) as conn:
 
-        def snap() -> tuple[set[Any], set[Any]]:
-            df = {r for r in conn.execute(df_sql).fetchall() if r[-1] != 0}
-            pool = {r for r in conn.execute(pool_sql).fetchall() if r[-1] != 0}
-            return df, pool
+        def snap() -> set[Any]:
+            return {r for r in conn.execute(pool_sql).fetchall() if r[-1] != 0}
 
         maintained = snap()
         conn.execute(RECALL_STATS_REFRESH)
         assert snap() == maintained
-    df, pool = maintained
+        # A row the triggers did not see (e.g. loaded with triggers disabled) is recounted.
+        conn.execute("UPDATE mg_pool_stats SET n = n + 5")
+        conn.execute(RECALL_STATS_REFRESH)
+        assert snap() == maintained
     alice = ALICE.scope_id
-    assert (alice, "sunset", "", "", "private", 1) in df
-    assert (alice, "sunset", "", "", "sensitive", 1) in df
-    assert (alice, "", "", "private", 1) in pool
-    assert not any(r[1] == "painted" and r[0] == alice for r in df)
+    assert (alice, "", "", "private", 1) in maintained
+    assert (alice, "", "", "sensitive", 1) in maintained

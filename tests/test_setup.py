@@ -27,8 +27,9 @@ def test_migrations_run_twice(store, pg_dsn):
         tables = {r[0] for r in c.execute(
             "SELECT tablename FROM pg_tables WHERE tablename LIKE 'mg_%'")}
     assert versions == list(range(len(MIGRATIONS)))
-    assert {"mg_records", "mg_record_tokens", "mg_profiles", "mg_personas", "mg_proposals",
+    assert {"mg_records", "mg_pool_stats", "mg_profiles", "mg_personas", "mg_proposals",
             "mg_grants", "mg_audit", "mg_migrations", "mg_meta"} <= tables
+    assert not tables & {"mg_record_tokens", "mg_postings", "mg_term_df"}  # v13
 
 
 def test_first_setup_applies_all(pg_dsn):

@@ -19,12 +19,7 @@ REFUSED = "my credit card 4111 1111 1111 1111"
 
 def _stats(dsn):
     with psycopg.connect(dsn) as c:
-        df = c.execute(
-            "SELECT scope_id, token, agent_key, workspace_key, sensitivity, df FROM mg_term_df "
-            "WHERE df <> 0 ORDER BY 1, 2, 3, 4, 5"
-        ).fetchall()
-        pool = c.execute("SELECT * FROM mg_pool_stats WHERE n <> 0 ORDER BY 1, 2, 3, 4").fetchall()
-    return df, pool
+        return c.execute("SELECT * FROM mg_pool_stats WHERE n <> 0 ORDER BY 1, 2, 3, 4").fetchall()
 
 
 def test_bulk_matches_add(store, pg_dsn):
@@ -50,17 +45,13 @@ def test_bulk_matches_add(store, pg_dsn):
     with psycopg.connect(pg_dsn) as c:
         for r in res:
             rec = recs[r.record_id]
-            rows = [t for (t,) in c.execute(
-                "SELECT token FROM mg_record_tokens WHERE record_id = %s ORDER BY token",
-                (r.record_id,),
-            )]
             [(stored,)] = c.execute("SELECT tokens FROM mg_records WHERE id = %s", (r.record_id,))
-            assert rows == sorted(set(index_tokens(rec.content, rec.knowledge))) == stored
-    # The statistics kept by the triggers equal a recomputation from scratch.
+            assert stored == sorted(set(index_tokens(rec.content, rec.knowledge)))
+    # The pool statistics kept by the triggers equal a recomputation from scratch.
     before = _stats(pg_dsn)
     with psycopg.connect(pg_dsn) as c:
         c.execute(RECALL_STATS_REFRESH)
-    assert _stats(pg_dsn) == before and before[1][0][-1] == 3
+    assert _stats(pg_dsn) == before and before[0][-1] == 3
     hits = store.search(ALICE, "who paints sunsets?")
     assert [h.record.id for h in hits][:1] == [res[0].record_id]
     audit = [a for a in store.audit_log(ALICE) if a["target_kind"] == "record"]

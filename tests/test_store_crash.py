@@ -55,10 +55,10 @@ CHILD = textwrap.dedent(
 def state(dsn: str) -> tuple[int, int, list[str], str]:
     with psycopg.connect(dsn) as c:
         [(records,)] = c.execute("SELECT count(*) FROM mg_records")
-        [(tokens,)] = c.execute("SELECT count(*) FROM mg_record_tokens")
+        [(pool,)] = c.execute("SELECT coalesce(sum(n), 0) FROM mg_pool_stats")
         actions = [r[0] for r in c.execute("SELECT action FROM mg_audit ORDER BY seq")]
         [(status,)] = c.execute("SELECT status FROM mg_proposals")
-    return records, tokens, actions, status
+    return records, pool, actions, status
 
 
 @pytest.mark.slow

@@ -3,8 +3,8 @@
 ``add_many`` is the bulk twin of ``add`` for loaders (imports, evaluation suites, seeding):
 every item is validated and guarded exactly as ``add`` would, then, in one transaction, the
 identity's ``records`` lock is taken, the duplicates and the capacity are read in one
-statement, and every new record, its index tokens and its ``create`` audit row are written in
-one statement (the recall postings and statistics follow by their statement triggers).
+statement, and every new record (with its index tokens in ``mg_records.tokens``) and its
+``create`` audit row are written in one statement.
 
 Differences from calling ``add`` in a loop, all documented on the store method: no proposal
 rows are written (the audit rows carry actor ``api`` and no proposal id), and a duplicate
@@ -213,9 +213,7 @@ def add_many_op(
             "s.confidence, s.source, s.source_event_id, s.observed_at, s.quote, s.thread_id, "
             "s.uri, s.knowledge, s.claim_key, s.claim_value, s.expires_at, s.content_hash, "
             "coalesce((SELECT array_agg(tk.token ORDER BY tk.token) FROM tk "
-            "WHERE tk.rid = s.id), '{}'), s.created_at, s.updated_at FROM src s), "
-            "toks AS (INSERT INTO mg_record_tokens (scope_id, token, record_id) "
-            "SELECT %s, tk.token, tk.rid FROM tk ORDER BY tk.token, tk.rid) "
+            "WHERE tk.rid = s.id), '{}'), s.created_at, s.updated_at FROM src s) "
             "INSERT INTO mg_audit (scope_id, agent_key, workspace_key, target_kind, target_id, "
             "action, before, after, version, proposal_id, actor, at) "
             "SELECT a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12 FROM unnest("
@@ -223,7 +221,7 @@ def add_many_op(
             "%s::jsonb[], %s::jsonb[], %s::int[], %s::text[], %s::text[], %s::timestamptz[]) "
             "WITH ORDINALITY AS a(a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, ord) "
             "ORDER BY ord",
-            [*(c for i, c in enumerate(cols) if i != 22), tok_ids, tok_vals, ident.scope_id]
+            [*(c for i, c in enumerate(cols) if i != 22), tok_ids, tok_vals]
             + [list(c) for c in acols],
             fetch="none",
         )

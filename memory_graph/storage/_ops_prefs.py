@@ -27,8 +27,6 @@ from ._ops_records import (
     audit_row,
     check_capacity,
     content_hash,
-    delete_tokens_query,
-    insert_tokens_query,
     lock,
     record_tokens,
     statement,
@@ -174,7 +172,6 @@ def apply_set_preference(
         version, status = 1, "CREATED"
     else:
         rid, version = str(row["id"]), current + 1
-        # Old index rows go now, new ones with the commit (see apply_replace).
         yield statement(
             [
                 Query(
@@ -185,12 +182,9 @@ def apply_set_preference(
                     "WHERE scope_id = %s AND id = %s",
                     (*common, version, ident.scope_id, rid),
                 ),
-                delete_tokens_query(ident.scope_id, rid),
             ]
         )
         status = "CREATED" if state is None else "UPDATED"
-    if tokens:
-        writes.append(insert_tokens_query(ident.scope_id, rid, tokens))
     after = {
         "value": value,
         "source": ctx.source,
@@ -255,7 +249,6 @@ def apply_delete_preference(
                 "recorded_at = now() WHERE scope_id = %s AND id = %s",
                 (version, updated_at, ident.scope_id, rid),
             ),
-            delete_tokens_query(ident.scope_id, rid),
         ),
         audits=(audit_row(ctx, ident, "preference", key, "delete", state, None, version),),
     )

@@ -48,10 +48,11 @@ __all__ = [
 CHECKPOINT_TABLES = ("checkpoint_writes", "checkpoint_blobs", "checkpoints")
 """LangGraph's Postgres checkpoint tables (langgraph-checkpoint-postgres), children first."""
 
-# Trigger-maintained tables go first (their triggers maintain the statistics), the statistics
-# last; the rest in name order. A second pass removes whatever a trigger re-created.
-_FIRST = ("mg_record_tokens", "mg_postings", "mg_embeddings", "mg_records")
-_LAST = ("mg_term_df", "mg_pool_stats", "mg_threads")
+# Records (and their vectors) go first (their triggers maintain mg_pool_stats and
+# mg_recall_stamp), the statistics last; the rest in name order. A second pass removes
+# whatever a trigger re-created.
+_FIRST = ("mg_embeddings", "mg_records")
+_LAST = ("mg_pool_stats", "mg_threads")
 _TOMBSTONE = "forget"
 
 
@@ -244,8 +245,8 @@ def purge_proposals_op(*, before: datetime, limit: int) -> Op[int]:
 def purge_records_op(*, before: datetime, limit: int) -> Op[int]:
     """Delete up to ``limit`` records removed, or expired, before ``before``.
 
-    Their tokens go first (the postings and statistics triggers follow), then their vectors
-    (when ``mg_embeddings`` exists), then the rows (the pool statistics trigger follows).
+    Their vectors go first (when ``mg_embeddings`` exists), then the rows (the pool
+    statistics and recall stamp triggers follow).
     """
     yield _BATCH_PLAN
     emb = yield Query("SELECT to_regclass('mg_embeddings') IS NOT NULL AS e", fetch="one")
@@ -265,12 +266,6 @@ def purge_records_op(*, before: datetime, limit: int) -> Op[int]:
     scopes = [r["scope_id"] for r in doomed]
     ids = [r["id"] for r in doomed]
     pairs = "SELECT * FROM unnest(%s::text[], %s::uuid[]) AS d(scope_id, id)"
-    yield Query(
-        f"DELETE FROM mg_record_tokens t USING ({pairs}) d "
-        "WHERE t.scope_id = d.scope_id AND t.record_id = d.id",
-        (scopes, ids),
-        fetch="none",
-    )
     if emb and emb["e"]:
         yield Query(
             f"DELETE FROM mg_embeddings e USING ({pairs}) d "

@@ -42,9 +42,7 @@ __all__ = [
     "below_capacity_sql",
     "check_capacity",
     "content_hash",
-    "delete_tokens_query",
     "Locked",
-    "insert_tokens_query",
     "lock",
     "locked_record",
     "record_tokens",
@@ -251,25 +249,6 @@ def record_tokens(content: str, knowledge: Any, key: str | None = None) -> list[
     return sorted(set(index_tokens(content, knowledge_from_json(knowledge), key)))
 
 
-def insert_tokens_query(scope: str, record_id: str, tokens: list[str]) -> Query:
-    """Index ``tokens`` for a record whose old index rows are gone (or never existed)."""
-    return Query(
-        "INSERT INTO mg_record_tokens (scope_id, token, record_id) "
-        "SELECT %s, t, %s FROM unnest(%s::text[]) AS t WHERE {ok}",
-        (scope, record_id, tokens),
-        fetch="none",
-    )
-
-
-def delete_tokens_query(scope: str, record_id: str) -> Query:
-    """Drop a record's index rows."""
-    return Query(
-        "DELETE FROM mg_record_tokens WHERE scope_id = %s AND record_id = %s",
-        (scope, record_id),
-        fetch="none",
-    )
-
-
 def active_count_sql(ident: Identity, now: datetime) -> tuple[str, tuple[Any, ...]]:
     """A scalar subquery bounding the identity's active, unexpired rows from above (capacity).
 
@@ -474,7 +453,7 @@ def apply_add(ctx: CommitContext, args: dict[str, Any], *, optimistic: bool = Fa
         (Jsonb(row_json),),
         fetch="none",
     )
-    writes = (insert, insert_tokens_query(ident.scope_id, rid, tokens)) if tokens else (insert,)
+    writes = (insert,)
     after = {**args, "trust": ctx.trust, "confidence": conf, "status": "active"}
     return Outcome(
         "approved",
@@ -520,8 +499,6 @@ def apply_replace(
     version = r.version + 1
     scope = r.identity.scope_id
     tokens = record_tokens(args["content"], knowledge, r.key)
-    # The old index rows go in this statement, the new ones with the commit: an insert cannot
-    # follow a delete of the same keys within one statement.
     yield statement(
         [
             Query(
@@ -543,7 +520,6 @@ def apply_replace(
                     r.id,
                 ),
             ),
-            delete_tokens_query(scope, r.id),
         ]
     )
     return Outcome(
@@ -551,7 +527,6 @@ def apply_replace(
         "UPDATED",
         r.id,
         version,
-        writes=(insert_tokens_query(scope, r.id, tokens),) if tokens else (),
         audits=(
             audit_row(
                 ctx,
@@ -588,7 +563,6 @@ def apply_remove(
                 "WHERE scope_id = %s AND id = %s",
                 (version, scope, r.id),
             ),
-            delete_tokens_query(scope, r.id),
         ),
         audits=(
             audit_row(

@@ -31,7 +31,7 @@ class PrivacyMethods(StoreShell):
 
         Deletes, in one transaction, every row of the user's scope in every ``mg_*`` table
         (records, preferences, profile, persona overrides, proposals, grants, rejection memory,
-        tokens, postings and recall statistics, embeddings, audit content, thread owners) and
+        recall stamps and pool statistics, embeddings, audit content, thread owners) and
         the user's LangGraph threads (checkpoints, blobs, writes) found through the thread
         owners, when the checkpoint tables are in this database. The audit table keeps one
         content-free tombstone (scope digest, time, row counts). Other users are untouched.
@@ -80,8 +80,8 @@ class PrivacyMethods(StoreShell):
 
         In order: finalize pending proposals past their expiry as ``expired`` (with their
         audit rows); delete decided proposals older than ``proposal_retention``; delete records
-        removed or expired more than ``record_retention`` ago (their tokens, postings,
-        statistics and vectors follow); clear the content of audit rows older than
+        removed or expired more than ``record_retention`` ago (their statistics and vectors
+        follow); clear the content of audit rows older than
         ``audit_retention``; delete checkpoint threads idle longer than ``thread_idle`` and
         their thread-owner rows. Each batch is one short transaction that skips rows locked
         by live transactions (``FOR UPDATE SKIP LOCKED``); they are handled by the next run.

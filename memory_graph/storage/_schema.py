@@ -14,7 +14,9 @@ __all__ = ["MIGRATIONS", "RECALL_STATS_REFRESH", "SETUP_LOCK_KEY"]
 
 SETUP_LOCK_KEY = 0x6D656D6F7279  # "memory": pg_advisory_xact_lock key for setup()
 
-RECALL_STATS_REFRESH = """
+# Migration v6's recount of its statistics: part of v6's text, which never changes (v13 drops
+# mg_term_df and mg_postings).
+_V6_STATS_REFRESH = """
     INSERT INTO mg_term_df (scope_id, token, agent_key, workspace_key, sensitivity, df)
     SELECT scope_id, token, agent_key, workspace_key, sensitivity, count(*)
     FROM mg_postings GROUP BY 1, 2, 3, 4, 5
@@ -30,8 +32,19 @@ RECALL_STATS_REFRESH = """
     ON CONFLICT (scope_id, agent_key, workspace_key, sensitivity)
     DO UPDATE SET n = EXCLUDED.n;
 """
-"""Recomputes the recall statistics of migration v6 from ``mg_postings`` and ``mg_records``
-(idempotent; for loaders that write those tables with triggers disabled)."""
+RECALL_STATS_REFRESH = """
+    INSERT INTO mg_pool_stats (scope_id, agent_key, workspace_key, sensitivity, n)
+    SELECT scope_id, agent_key, workspace_key, sensitivity, count(*)
+    FROM mg_records WHERE status = 'active' GROUP BY 1, 2, 3, 4
+    ON CONFLICT (scope_id, agent_key, workspace_key, sensitivity)
+    DO UPDATE SET n = EXCLUDED.n;
+    UPDATE mg_pool_stats s SET n = 0 WHERE n <> 0 AND NOT EXISTS (
+        SELECT 1 FROM mg_records r WHERE r.status = 'active' AND r.scope_id = s.scope_id
+        AND r.agent_key = s.agent_key AND r.workspace_key = s.workspace_key
+        AND r.sensitivity = s.sensitivity);
+"""
+"""Recomputes ``mg_pool_stats`` (the capacity bound of migration v6) from ``mg_records``
+(idempotent; for loaders that write ``mg_records`` with triggers disabled)."""
 
 MIGRATIONS: list[str] = [
     # v0: bookkeeping
@@ -362,7 +375,7 @@ MIGRATIONS: list[str] = [
         REFERENCING OLD TABLE AS mg_pool_old NEW TABLE AS mg_pool_new
         FOR EACH STATEMENT EXECUTE FUNCTION mg_pool_stats_sync();
     """
-    + RECALL_STATS_REFRESH,
+    + _V6_STATS_REFRESH,
     # v7: thread owners. The first turn of a LangGraph thread records the principal that
     # started it (user scope, workspace and agent digests); any other principal is refused
     # (``ThreadOwnerError``). The raw thread id is kept (it is the application's id, needed to
@@ -505,5 +518,18 @@ MIGRATIONS: list[str] = [
     CREATE TRIGGER mg_records_stamp_del AFTER DELETE ON mg_records
         REFERENCING OLD TABLE AS mg_stamp_old
         FOR EACH STATEMENT EXECUTE FUNCTION mg_recall_stamp_del();
+    """,
+    # v13: issue 14, the server-side token index is gone. Recall tokenizes and ranks in
+    # process (storage/_recall_cache.py), so nothing reads mg_record_tokens, mg_postings or
+    # mg_term_df, and their statement triggers were a third of an approval's commit
+    # statement. Dropping a table drops its triggers; then the trigger functions go.
+    # mg_pool_stats (the capacity bound) and mg_recall_stamp stay.
+    """
+    DROP TABLE IF EXISTS mg_term_df;
+    DROP TABLE IF EXISTS mg_postings;
+    DROP TABLE IF EXISTS mg_record_tokens;
+    DROP FUNCTION IF EXISTS mg_term_df_sync();
+    DROP FUNCTION IF EXISTS mg_postings_add();
+    DROP FUNCTION IF EXISTS mg_postings_drop();
     """,
 ]

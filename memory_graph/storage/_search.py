@@ -5,8 +5,7 @@ the owner's recall stamps and only the rows changed since the pool in the store'
 read (none, usually). Candidates, ranking (:mod:`memory_graph.recall`), standing guidance
 and disagreement groups are then computed in process over that pool, so a recall costs one
 round trip plus ranking of a small candidate set. An empty query means everything visible,
-best priors first. The SQL candidate statement of :mod:`._search_sql` remains for callers
-that rank in the database.
+best priors first.
 
 Disagreement is computed over every visible, active, unexpired, non-sensitive record with a
 claim, independent of the query and filters, for the claim keys of the hits (a record
@@ -40,32 +39,21 @@ from ._recall_cache import (
     rank_pool,
 )
 from ._rows import record_from_row
-from ._search_sql import (
-    LexicalPlan,
-    build_candidate_query,
-    build_disagreement_query,
-    lookup_tokens,
-    term_variants,
-)
+from ._search_sql import build_disagreement_query
 
 __all__ = [
     "RERANK_DEPTH",
-    "LexicalPlan",
     "SearchArgs",
-    "build_candidate_query",
     "build_disagreement_query",
     "disagreements_from_rows",
-    "lookup_tokens",
     "search_op",
     "snapshot_from_hits",
     "snapshot_op",
-    "term_variants",
     "validate_search_args",
 ]
 
 RERANK_DEPTH = 20
 """Candidates kept by the pre-score and re-ranked (per query: at least this, or 2 x limit)."""
-
 
 
 class SearchArgs:

@@ -1,4 +1,4 @@
-"""DSN resolution and the ``setup()`` operation (migrations + tokenizer-version rebuild)."""
+"""DSN resolution and the ``setup()`` operation (migrations + tokenizer-version restamp)."""
 
 from __future__ import annotations
 
@@ -44,7 +44,11 @@ def _knowledge_from_json(raw: Any) -> Any:
 
 
 def setup_op() -> Op[list[int]]:
-    """Apply pending migrations, then rebuild the token index if the tokenizer changed.
+    """Apply pending migrations, then re-tokenize the records if the tokenizer changed.
+
+    Recall tokenizes records in process (:mod:`._recall_cache`); the rewrite of
+    ``mg_records.tokens`` gives every record a new recall stamp, so every process's cached
+    pool is rebuilt with the running tokenizer.
 
     Runs in one transaction under an advisory lock, so concurrent ``setup()`` calls are safe
     and a failure leaves nothing half-applied. Returns the versions applied by this call.
@@ -62,7 +66,7 @@ def setup_op() -> Op[list[int]]:
         applied.append(version)
     row = yield Query("SELECT value FROM mg_meta WHERE key = 'tokenizer_version'", fetch="one")
     if row is None or int(row["value"]) != TOKENIZER_VERSION:
-        yield from _rebuild_tokens()
+        yield from _retokenize()
         yield Query(
             "INSERT INTO mg_meta (key, value) VALUES ('tokenizer_version', %s) "
             "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
@@ -72,9 +76,8 @@ def setup_op() -> Op[list[int]]:
     return applied
 
 
-def _rebuild_tokens() -> Op[None]:
+def _retokenize() -> Op[None]:
     # All-or-nothing: this runs inside setup()'s single transaction.
-    yield Query("DELETE FROM mg_record_tokens", fetch="none")
     rows = yield Query(
         "SELECT scope_id, id, key, content, knowledge FROM mg_records WHERE status = 'active'"
     )
@@ -86,10 +89,3 @@ def _rebuild_tokens() -> Op[None]:
             (tokens, r["scope_id"], r["id"]),
             fetch="none",
         )
-        if tokens:
-            yield Query(
-                "INSERT INTO mg_record_tokens (scope_id, token, record_id) "
-                "SELECT %s, t, %s FROM unnest(%s::text[]) AS t ON CONFLICT DO NOTHING",
-                (r["scope_id"], r["id"], tokens),
-                fetch="none",
-            )
