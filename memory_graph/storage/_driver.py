@@ -222,6 +222,18 @@ class AsyncCheckedPool(AsyncConnectionPool[Any]):
             await self.drain()
 
 
+def _pool_settings(opts: PoolOptions, conn_kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The settings both pool classes are built with (opened later, by the caller)."""
+    return {
+        "min_size": 1,
+        "max_size": opts.max_size,
+        "timeout": opts.pool_timeout,
+        "reconnect_timeout": _RECONNECT_TIMEOUT,
+        "open": False,
+        "kwargs": conn_kwargs,
+    }
+
+
 def open_pool(dsn: str, opts: PoolOptions, **kwargs: Any) -> CheckedPool:
     """Open a :class:`CheckedPool` on ``dsn``; ``kwargs`` are the connections' settings.
 
@@ -231,15 +243,7 @@ def open_pool(dsn: str, opts: PoolOptions, **kwargs: Any) -> CheckedPool:
     conn_kwargs = opts.connect_kwargs(**kwargs)
     with map_unavailable():  # fail fast with the server's own message, not a pool timeout
         psycopg.connect(dsn, **conn_kwargs).close()
-    pool = CheckedPool(
-        dsn,
-        min_size=1,
-        max_size=opts.max_size,
-        timeout=opts.pool_timeout,
-        reconnect_timeout=_RECONNECT_TIMEOUT,
-        open=False,
-        kwargs=conn_kwargs,
-    )
+    pool = CheckedPool(dsn, **_pool_settings(opts, conn_kwargs))
     try:
         with map_unavailable():
             pool.open(wait=True, timeout=opts.pool_timeout + opts.connect_timeout)
@@ -254,15 +258,7 @@ async def open_async_pool(dsn: str, opts: PoolOptions, **kwargs: Any) -> AsyncCh
     conn_kwargs = opts.connect_kwargs(**kwargs)
     with map_unavailable():
         await (await psycopg.AsyncConnection.connect(dsn, **conn_kwargs)).close()
-    pool = AsyncCheckedPool(
-        dsn,
-        min_size=1,
-        max_size=opts.max_size,
-        timeout=opts.pool_timeout,
-        reconnect_timeout=_RECONNECT_TIMEOUT,
-        open=False,
-        kwargs=conn_kwargs,
-    )
+    pool = AsyncCheckedPool(dsn, **_pool_settings(opts, conn_kwargs))
     try:
         with map_unavailable():
             await pool.open(wait=True, timeout=opts.pool_timeout + opts.connect_timeout)

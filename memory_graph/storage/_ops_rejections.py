@@ -33,7 +33,6 @@ from ._driver import Op, Query
 from ._rows import proposal_from_row, visible
 
 __all__ = [
-    "find_rejection_op",
     "list_expired_op",
     "rejection_fingerprint",
     "remember_rejection_op",
@@ -72,17 +71,6 @@ def rejection_fingerprint(
         "args": _fold({k: v for k, v in args.items() if k not in _IGNORED}),
     }
     return hashlib.sha256(canonical_json(body).encode("utf-8")).hexdigest()[:32]
-
-
-def find_rejection_op(scope_id: str, fingerprint: str, now: datetime) -> Op[str | None]:
-    """The id of the rejected proposal remembered for ``fingerprint``, if unexpired."""
-    row = yield Query(
-        "SELECT proposal_id FROM mg_rejections WHERE scope_id = %s AND fingerprint = %s "
-        "AND expires_at > %s",
-        (scope_id, fingerprint, now),
-        fetch="one",
-    )
-    return None if row is None else str(row["proposal_id"])
 
 
 def remember_rejection_op(row: dict[str, Any], now: datetime, limits: Limits) -> Op[None]:
