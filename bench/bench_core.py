@@ -186,8 +186,9 @@ def main(argv: list[str] | None = None) -> int:
                 for n in range(per_worker):
                     # a fresh owner every 500 records keeps clear of the per-identity cap
                     o = Owner(f"bench-worker-{i}-{n // 500}")
-                    prop = store.propose(o, "add", {"kind": "fact", "content": f"fact {i}-{n}"},
-                                         level="user")
+                    prop = store.propose(
+                        o, "add", {"kind": "fact", "content": f"fact {i}-{n}"}, level="user"
+                    )
                     q.append((o, prop.id))
                 queues.append(q)
             _analyze(dsn, not args.no_analyze)

@@ -84,7 +84,11 @@ def main(argv: list[str] | None = None) -> int:
                 def agent(evidence: EvidencePolicy | None) -> Any:
                     model = FakeToolCallingChatModel(messages=_script(), received=[])
                     return create_memory_agent(
-                        model, store, checkpointer=saver, tools=[read_file], evidence=evidence,
+                        model,
+                        store,
+                        checkpointer=saver,
+                        tools=[read_file],
+                        evidence=evidence,
                         message_window=lambda msgs: msgs[-4:],
                     )
 

@@ -74,9 +74,7 @@ def bench_encryption(dsn: str, turns: int) -> tuple[float, float, float, float]:
             plain_saver.serde, sealed_saver.serde = timers["plain"], timers["sealed"]
             graphs = {
                 "plain": create_memory_agent(OfflineChatModel(), store, checkpointer=plain_saver),
-                "sealed": create_memory_agent(
-                    OfflineChatModel(), store, checkpointer=sealed_saver
-                ),
+                "sealed": create_memory_agent(OfflineChatModel(), store, checkpointer=sealed_saver),
             }
             times: dict[str, list[float]] = {"plain": [], "sealed": []}
             for i in range(turns + 3):
@@ -188,11 +186,15 @@ def bench_sweep(server: str, rows: int) -> None:
             print(f"  {mode}: loaded {2 * rows} rows in {load_ms:.0f} ms")
     report = results["report"]
     handled = report.expired_proposals + report.deleted_records + report.trimmed_audit
-    print(f"sweep over {rows} due rows ({2 * rows} in the tables): {results['sweep']:.0f} ms "
-          f"in {report.batches} batches ({results['sweep'] / max(handled, 1) * 1000:.1f} us/row)")
+    print(
+        f"sweep over {rows} due rows ({2 * rows} in the tables): {results['sweep']:.0f} ms "
+        f"in {report.batches} batches ({results['sweep'] / max(handled, 1) * 1000:.1f} us/row)"
+    )
     print(f"  report: {report}")
-    print(f"  baseline, one statement per table: {results['naive']:.0f} ms; "
-          f"ratio sweep/baseline {results['sweep'] / results['naive']:.2f}x")
+    print(
+        f"  baseline, one statement per table: {results['naive']:.0f} ms; "
+        f"ratio sweep/baseline {results['sweep'] / results['naive']:.2f}x"
+    )
     print(f"  recall statistics match a recount after the sweep: {results['stats_ok']}")
 
 
@@ -208,10 +210,14 @@ def main() -> None:
         with scratch_database(server) as dsn:
             plain, sealed, s_plain, s_sealed = bench_encryption(dsn, args.turns)
         print(f"turn, plain checkpoints: {plain:.1f} ms (median of {args.turns})")
-        print(f"turn, encrypted checkpoints: {sealed:.1f} ms; +{sealed - plain:.1f} ms, "
-              f"ratio {sealed / plain:.2f}x")
-        print(f"serializer time per turn (mean): plain {s_plain:.2f} ms, encrypted "
-              f"{s_sealed:.2f} ms; +{s_sealed - s_plain:.2f} ms per turn")
+        print(
+            f"turn, encrypted checkpoints: {sealed:.1f} ms; +{sealed - plain:.1f} ms, "
+            f"ratio {sealed / plain:.2f}x"
+        )
+        print(
+            f"serializer time per turn (mean): plain {s_plain:.2f} ms, encrypted "
+            f"{s_sealed:.2f} ms; +{s_sealed - s_plain:.2f} ms per turn"
+        )
     if args.only != "encryption":
         bench_sweep(server, args.rows)
 

@@ -247,8 +247,9 @@ def test_bad_input_is_one_error_line(
 def test_guard_blocks_an_edit(pg_dsn: str) -> None:
     with MemoryStore.from_dsn(pg_dsn) as store:
         store.setup()
-        proposal = store.propose(Owner("eve"), "set_preference", {"key": "note", "value": "tea"},
-                                 level="user")
+        proposal = store.propose(
+            Owner("eve"), "set_preference", {"key": "note", "value": "tea"}, level="user"
+        )
     edit = json.dumps({"key": "note", "value": "my card number is 4111 1111 1111 1111"})
     done = run(pg_dsn, "inbox", "decide", proposal.id, "-u", "eve", "--edit", edit)
     assert done.returncode == 2 and done.stderr.startswith("error: ")

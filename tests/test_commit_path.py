@@ -172,3 +172,42 @@ def test_commit_statements_stay_within_psycopgs_query_cache(
     store.set_preference(ALICE, "tone", "casual", updated_at=T0 + timedelta(seconds=1))
     store.add(ALICE, "fact", "Alice keeps bees", knowledge={"claim": {"key": "k", "value": "v"}})
     assert sizes and max(sizes) <= _queries.MAX_CACHED_STATEMENT_PARAMS
+
+
+def test_the_commit_statement_is_planned_once_per_connection(pg_dsn: str) -> None:
+    """A commit statement is prepared once and never re-planned per call.
+
+    With statistics of a populated table, PostgreSQL judged a custom plan of the guarded
+    commit statement (duplicate check + capacity + writes) cheaper than its generic plan and
+    re-planned it on every approval: ~0.2 ms of server CPU per commit, more than executing
+    it. The store's sessions use ``plan_cache_mode = force_generic_plan``; the prepared
+    statement's counters say which plans ran.
+    """
+    from memory_graph import Limits, MemoryStore
+
+    with MemoryStore.from_dsn(pg_dsn, max_size=1, limits=Limits()) as store:
+        store.setup()
+        with psycopg.connect(pg_dsn, autocommit=True) as conn:  # statistics of a used store
+            conn.execute(
+                "INSERT INTO mg_records (scope_id, id, level, agent_key, workspace_key, kind, "
+                "content, trust, sensitivity, confidence, source, content_hash, created_at, "
+                "updated_at) SELECT 'filler' || (g % 50), gen_random_uuid(), 'user', '', '', "
+                "'fact', 'filler ' || g, 'user-confirmed', 'private', 1.0, 'api', md5(g::text), "
+                "now(), now() FROM generate_series(1, 5000) g"
+            )
+            conn.execute("ANALYZE")
+        pids = [
+            store.propose(ALICE, "add", {"kind": "fact", "content": f"fact {i}"}, level="user").id
+            for i in range(30)
+        ]
+        for pid in pids:
+            assert store.decide(ALICE, pid, "approve").status == "approved"
+        with store._pool.connection() as conn:  # the one session that ran them
+            rows = conn.execute(
+                "SELECT generic_plans, custom_plans FROM pg_prepared_statements "
+                "WHERE statement LIKE 'WITH g AS MATERIALIZED%%'"
+            ).fetchall()
+            conn.rollback()
+    assert rows, "the guarded commit statement was not prepared"
+    assert sum(custom for _, custom in rows) == 0
+    assert sum(generic for generic, _ in rows) >= 20

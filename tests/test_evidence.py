@@ -147,14 +147,16 @@ def test_removed_result_is_listed_and_reread_exactly(
         assert "<tool_evidence>" not in _system(model.received[-1])
         tool_msg = next(m for m in out["messages"] if m.type == "tool")
         if h.is_async:
-            h.run(h.agent.aupdate_state(cfg("t1"), {"messages": [RemoveMessage(tool_msg.id)]},
-                                        as_node="review_memories"))
+            h.run(
+                h.agent.aupdate_state(
+                    cfg("t1"), {"messages": [RemoveMessage(tool_msg.id)]}, as_node="review_memories"
+                )
+            )
         else:
             h.agent.update_state(
                 cfg("t1"), {"messages": [RemoveMessage(tool_msg.id)]}, as_node="review_memories"
             )
-        out = h.invoke(turn("what did the notes say about the deploy key?"), cfg("t1"),
-                       context=CTX)
+        out = h.invoke(turn("what did the notes say about the deploy key?"), cfg("t1"), context=CTX)
         page_text = _tool_outputs(out, "read_evidence")[0]
         assert page_text.startswith("<tool_evidence_page ref=" + entries[0].ref)
         body = page_text.split("\n", 1)[1].rsplit("\n</tool_evidence_page>", 1)[0]
@@ -170,11 +172,18 @@ def test_trim_messages_window_gets_a_manifest(pg_dsn: str, tmp_path: Path) -> No
     box.append(model)
 
     def window(messages: list[Any]) -> list[Any]:
-        return trim_messages(messages, max_tokens=2, token_counter=len, strategy="last",
-                             start_on="human", allow_partial=False)
+        return trim_messages(
+            messages,
+            max_tokens=2,
+            token_counter=len,
+            strategy="last",
+            start_on="human",
+            allow_partial=False,
+        )
 
-    with harness_on(pg_dsn, "sync", model, tools=[read_file], evidence=POLICY,
-                    message_window=window) as h:
+    with harness_on(
+        pg_dsn, "sync", model, tools=[read_file], evidence=POLICY, message_window=window
+    ) as h:
         h.invoke(turn("read notes.txt"), cfg("t1"), context=CTX)
         out = h.invoke(turn("and page one?"), cfg("t1"), context=CTX)
         page_text = _tool_outputs(out, "read_evidence")[0]
@@ -199,8 +208,14 @@ def _call(tool_: Any, saver: Any, thread: str, user: dict[str, Any], **args: Any
     from langgraph.prebuilt.tool_node import ToolRuntime
 
     config = {"configurable": {"thread_id": thread, "__pregel_checkpointer": saver}}
-    runtime = ToolRuntime(state={}, context=user, config=config, stream_writer=lambda _: None,
-                          tool_call_id="c1", store=None)
+    runtime = ToolRuntime(
+        state={},
+        context=user,
+        config=config,
+        stream_writer=lambda _: None,
+        tool_call_id="c1",
+        store=None,
+    )
     return str(tool_.func(runtime=runtime, **args))
 
 
@@ -216,16 +231,20 @@ def test_refusals_foreign_owner_other_thread_forged_and_tampered(
         _one_read(h, path, "t2")
         t = _read_tool(h)
         assert "<tool_evidence_page" in _call(t, h.saver, "t1", CTX, reference=ref)
-        for thread, user in [("t2", CTX), ("t1", {"user_id": "bob"}),
-                             ("t1", {"user_id": "alice", "workspace": "w2"})]:
+        for thread, user in [
+            ("t2", CTX),
+            ("t1", {"user_id": "bob"}),
+            ("t1", {"user_id": "alice", "workspace": "w2"}),
+        ]:
             out = _call(t, h.saver, thread, user, reference=ref)
             assert out.startswith("Error:") and NEEDLE not in out
         forged = "ev-" + "0" * 32
         assert _call(t, h.saver, "t1", CTX, reference=forged).startswith("Error: no evidence")
         assert "invalid evidence reference" in _call(t, h.saver, "t1", CTX, reference="x\n" * 40)
         with h.store._pool.connection() as conn:  # tamper with the indexed digest
-            conn.execute("UPDATE mg_evidence SET result_digest = repeat('0', 64) WHERE ref = %s",
-                         (ref,))
+            conn.execute(
+                "UPDATE mg_evidence SET result_digest = repeat('0', 64) WHERE ref = %s", (ref,)
+            )
         out = _call(t, h.saver, "t1", CTX, reference=ref)
         assert out.startswith("Error:") and "digest" in out and NEEDLE not in out
 
@@ -292,8 +311,9 @@ def test_memory_tools_and_errors_are_never_indexed(pg_dsn: str) -> None:
 def test_store_evidence_is_bound_to_thread_owner(store: Any) -> None:
     from memory_graph.evidence import EvidenceEntry
 
-    entry = EvidenceEntry("ev-" + "a" * 32, "t1", "m1", 0, 1, "read_file", "c1", "0" * 64,
-                          "1" * 64, 5, "path=x")
+    entry = EvidenceEntry(
+        "ev-" + "a" * 32, "t1", "m1", 0, 1, "read_file", "c1", "0" * 64, "1" * 64, 5, "path=x"
+    )
     assert [e.ref for e in store.record_evidence(ALICE, "t1", [entry])] == [entry.ref]
     assert store.record_evidence(ALICE, "t1", [entry]) == []  # idempotent per message
     with pytest.raises(NotFoundError):
@@ -308,9 +328,7 @@ def test_store_evidence_is_bound_to_thread_owner(store: Any) -> None:
         store.record_evidence(Owner("bob"), "t1", [])
 
 
-def test_a_proposal_can_cite_evidence_and_the_review_shows_it(
-    pg_dsn: str, tmp_path: Path
-) -> None:
+def test_a_proposal_can_cite_evidence_and_the_review_shows_it(pg_dsn: str, tmp_path: Path) -> None:
     path = _file(tmp_path)
     box: list[Any] = []
 
@@ -320,21 +338,22 @@ def test_a_proposal_can_cite_evidence_and_the_review_shows_it(
         forged = "ev-" + "0" * 32
         yield tool_call_message(
             "memory_manage",
-            {"action": "add", "content": "The deploy key rotates on Tuesdays",
-             "evidence_ref": forged},
+            {
+                "action": "add",
+                "content": "The deploy key rotates on Tuesdays",
+                "evidence_ref": forged,
+            },
         )
         yield tool_call_message(
             "memory_manage",
-            {"action": "add", "content": "The deploy key rotates on Tuesdays",
-             "evidence_ref": ref},
+            {"action": "add", "content": "The deploy key rotates on Tuesdays", "evidence_ref": ref},
         )
         yield "Proposed."
 
     model = _model(script())
     with harness_on(pg_dsn, "sync", model, tools=[read_file], evidence=POLICY) as h:
         box.append(h)
-        out = h.invoke(turn("read notes.txt and remember the key rotation"), cfg("t1"),
-                       context=CTX)
+        out = h.invoke(turn("read notes.txt and remember the key rotation"), cfg("t1"), context=CTX)
         ref = h.store.list_evidence(ALICE, "t1")[0].ref
         outputs = _tool_outputs(out, "memory_manage")
         assert "no evidence" in outputs[0] and "Proposed add" in outputs[1]

@@ -55,8 +55,9 @@ def test_entry_reads_what_the_three_reads_return(store: Any) -> None:
     for _ in range(2):
         assert _entry(store, ALICE, "t1") == _separate(store, ALICE, "t1")
     proposed = store.propose(ALICE, "add", ADD, level="user", thread_id="t1")
-    store.propose(ALICE, "add", {**ADD, "content": "Alice owns a bike"}, level="user",
-                  thread_id="t2")
+    store.propose(
+        ALICE, "add", {**ADD, "content": "Alice owns a bike"}, level="user", thread_id="t2"
+    )
     context, recalled, pending = _entry(store, ALICE, "t1")
     assert [p.id for p in pending] == [proposed.id]  # this thread's only
     assert (context, recalled, pending) == _separate(store, ALICE, "t1")

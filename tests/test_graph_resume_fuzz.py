@@ -39,9 +39,7 @@ JSON = st.recursive(
     | st.floats(allow_nan=False)
     | st.floats(allow_nan=True, allow_infinity=True)
     | HOSTILE_TEXT,
-    lambda inner: (
-        st.lists(inner, max_size=4) | st.dictionaries(HOSTILE_TEXT, inner, max_size=4)
-    ),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(HOSTILE_TEXT, inner, max_size=4),
     max_leaves=12,
 )
 

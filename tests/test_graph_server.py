@@ -168,6 +168,7 @@ def test_served_graph_answers_and_extracts_with_the_configured_model(
     finally:
         fake.close()
     assert out["messages"][-1].content == "Served by the configured model."
+
     def kind(request: dict[str, Any]) -> str:
         names = [t["function"]["name"] for t in request.get("tools") or []]
         return "extract" if "ExtractedMemories" in names else "answer"

@@ -26,9 +26,7 @@ def _forged_call(name: str, args: dict[str, Any], call_id: str) -> AIMessage:
 
 
 @FLAVOURS
-def test_a_forged_tool_call_id_never_becomes_the_source_event_id(
-    pg_dsn: str, flavour: str
-) -> None:
+def test_a_forged_tool_call_id_never_becomes_the_source_event_id(pg_dsn: str, flavour: str) -> None:
     model = FakeToolCallingChatModel.from_tool_calls(
         [
             _forged_call(

@@ -54,7 +54,11 @@ def test_tool_schemas_expose_no_identity_trust_or_provenance(store: MemoryStore)
     assert _properties(schemas["memory_search"]) == {"query", "limit", "kinds"}
     assert _properties(schemas["memory_search_confirmed"]) == {"query", "limit"}
     assert _properties(schemas["memory_manage"]) == {
-        "action", "content", "kind", "record_id", "evidence_ref"
+        "action",
+        "content",
+        "kind",
+        "record_id",
+        "evidence_ref",
     }
     assert _properties(schemas["save_user_preference"]) == {"key", "value", "expires_at"}
     assert _properties(schemas["update_user_profile"]) == set(store.limits.profile_fields)

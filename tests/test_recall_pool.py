@@ -45,7 +45,10 @@ CHILD = textwrap.dedent(
 def child(dsn: str, action: str, arg: str) -> str:
     done = subprocess.run(
         [sys.executable, "-c", CHILD, dsn, action, arg],
-        capture_output=True, text=True, timeout=120, check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
     assert done.returncode == 0, done.stderr
     return done.stdout.strip()
@@ -123,8 +126,17 @@ def test_a_current_pool_costs_one_statement(sync_store, pg_dsn, clock):
     hits, sent = drive(pg_dsn, search("sunsets"))
     assert ids(hits) == [rid] and len(sent) == 1
     snap_op = S.snapshot_op(
-        ALICE, task_step="paint", latest_input="sunsets?", goal=None, as_of=None, limit=None,
-        max_bytes=None, max_tokens=None, clock=clock, limits=Limits(), cache=cache,
+        ALICE,
+        task_step="paint",
+        latest_input="sunsets?",
+        goal=None,
+        as_of=None,
+        limit=None,
+        max_bytes=None,
+        max_tokens=None,
+        clock=clock,
+        limits=Limits(),
+        cache=cache,
     )
     snap, sent = drive(pg_dsn, snap_op)
     assert rid in snap and len(sent) == 1
@@ -168,8 +180,12 @@ def record_lines(block: str) -> list[str]:
 
 def test_snapshot_limit_counts_records_and_a_group_that_does_not_fit_is_a_marker(sync_store):
     for value in ("tea", "coffee", "cocoa"):
-        sync_store.add(ALICE, "fact", f"morning drink is {value}",
-                       knowledge={"claim": {"key": "drink.morning", "value": value}})
+        sync_store.add(
+            ALICE,
+            "fact",
+            f"morning drink is {value}",
+            knowledge={"claim": {"key": "drink.morning", "value": value}},
+        )
     plain = sync_store.add(ALICE, "fact", "morning run at seven").record_id
     full = sync_store.snapshot(ALICE, latest_input="morning drink", limit=10)
     assert len(record_lines(full)) == 4  # the whole group plus the plain record

@@ -23,9 +23,7 @@ HOSTILE = [
 
 def _invisible(text: str) -> list[str]:
     return [
-        ch
-        for ch in text
-        if unicodedata.category(ch) in {"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"}
+        ch for ch in text if unicodedata.category(ch) in {"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"}
     ]
 
 

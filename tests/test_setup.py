@@ -24,11 +24,21 @@ def test_migrations_run_twice(store, pg_dsn):
     assert store.setup() == []
     with psycopg.connect(pg_dsn) as c:
         versions = [r[0] for r in c.execute("SELECT v FROM mg_migrations ORDER BY v")]
-        tables = {r[0] for r in c.execute(
-            "SELECT tablename FROM pg_tables WHERE tablename LIKE 'mg_%'")}
+        tables = {
+            r[0] for r in c.execute("SELECT tablename FROM pg_tables WHERE tablename LIKE 'mg_%'")
+        }
     assert versions == list(range(len(MIGRATIONS)))
-    assert {"mg_records", "mg_pool_stats", "mg_profiles", "mg_personas", "mg_proposals",
-            "mg_grants", "mg_audit", "mg_migrations", "mg_meta"} <= tables
+    assert {
+        "mg_records",
+        "mg_pool_stats",
+        "mg_profiles",
+        "mg_personas",
+        "mg_proposals",
+        "mg_grants",
+        "mg_audit",
+        "mg_migrations",
+        "mg_meta",
+    } <= tables
     assert not tables & {"mg_record_tokens", "mg_postings", "mg_term_df"}  # v13
 
 

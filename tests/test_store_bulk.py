@@ -28,10 +28,18 @@ def test_bulk_matches_add(store, pg_dsn):
         ALICE,
         [
             {"kind": "fact", "content": "Caroline paints sunsets"},
-            {"kind": "fact", "content": "DeepSeek插件，咖啡", "knowledge": k,
-             "evidence": {"observed_at": "2025-05-08T13:56:00Z", "source_event_id": "D1:3"}},
-            {"kind": "instruction", "content": "answer in French", "trust": "agent-observed",
-             "confidence": 0.6},
+            {
+                "kind": "fact",
+                "content": "DeepSeek插件，咖啡",
+                "knowledge": k,
+                "evidence": {"observed_at": "2025-05-08T13:56:00Z", "source_event_id": "D1:3"},
+            },
+            {
+                "kind": "instruction",
+                "content": "answer in French",
+                "trust": "agent-observed",
+                "confidence": 0.6,
+            },
         ],
     )
     assert [(r.status, r.write_status, r.version) for r in res] == [("approved", "CREATED", 1)] * 3
@@ -99,10 +107,11 @@ def test_bulk_guard_refusal(store, pg_dsn):
         ([{"kind": "preference", "content": "x", "key": "editor"}], ValidationError),
         ([{"kind": "fact", "content": "x", "confidence": float("nan")}], ValidationError),
         ([{"kind": "fact", "content": "x" * 5000}], ValidationError),
-        ([{"kind": "fact", "content": "x", "evidence": {"observed_at": "yesterday"}}],
-         ValidationError),
-        ([{"kind": "fact", "content": "x", "expires_at": T0 - timedelta(days=1)}],
-         ValidationError),
+        (
+            [{"kind": "fact", "content": "x", "evidence": {"observed_at": "yesterday"}}],
+            ValidationError,
+        ),
+        ([{"kind": "fact", "content": "x", "expires_at": T0 - timedelta(days=1)}], ValidationError),
         ([{"kind": "fact", "content": f"fact {i}"} for i in range(4)], LimitExceededError),
     ],
 )
@@ -111,8 +120,9 @@ def test_bulk_hostile_items_write_nothing(make_store, pg_dsn, items, error):
     good = {"kind": "fact", "content": "likes tea"}
     before = db_state(pg_dsn)
     with pytest.raises(error):
-        store.add_many(ALICE, [good, *items] if isinstance(items, list) and len(items) < 4
-                       else items)
+        store.add_many(
+            ALICE, [good, *items] if isinstance(items, list) and len(items) < 4 else items
+        )
     assert db_state(pg_dsn) == before
 
 
@@ -122,11 +132,13 @@ def test_bulk_capacity_counts_existing_rows(make_store, pg_dsn):
     store.add(ALICE, "fact", "two")
     before = db_state(pg_dsn)
     with pytest.raises(LimitExceededError):
-        store.add_many(ALICE, [{"kind": "fact", "content": "three"},
-                               {"kind": "fact", "content": "four"}])
+        store.add_many(
+            ALICE, [{"kind": "fact", "content": "three"}, {"kind": "fact", "content": "four"}]
+        )
     assert db_state(pg_dsn) == before
-    res = store.add_many(ALICE, [{"kind": "fact", "content": "one"},
-                                 {"kind": "fact", "content": "three"}])
+    res = store.add_many(
+        ALICE, [{"kind": "fact", "content": "one"}, {"kind": "fact", "content": "three"}]
+    )
     assert [r.write_status for r in res] == ["UNCHANGED", "CREATED"]
 
 

@@ -52,9 +52,12 @@ def commits(dsn: str, pid: str) -> tuple[int, int]:
     with psycopg.connect(dsn) as c:
         [(approved,)] = c.execute(
             "SELECT count(*) FROM mg_audit WHERE target_kind = 'proposal' AND target_id = %s "
-            "AND action = 'approved'", (pid,))
+            "AND action = 'approved'",
+            (pid,),
+        )
         [(created,)] = c.execute(
-            "SELECT count(*) FROM mg_audit WHERE proposal_id = %s AND action = 'create'", (pid,))
+            "SELECT count(*) FROM mg_audit WHERE proposal_id = %s AND action = 'create'", (pid,)
+        )
     return approved, created
 
 
@@ -71,10 +74,10 @@ def test_tasks_decide_once(pg_dsn: str) -> None:
     async def main() -> None:
         async with AsyncMemoryStore.from_dsn(pg_dsn, max_size=N + 2) as s:
             await s.setup()
-            p = await s.propose(ALICE, "set_preference", {"key": "tone", "value": "brief"},
-                                level="user")
-            results = await asyncio.gather(
-                *(s.decide(ALICE, p.id, "approve") for _ in range(N)))
+            p = await s.propose(
+                ALICE, "set_preference", {"key": "tone", "value": "brief"}, level="user"
+            )
+            results = await asyncio.gather(*(s.decide(ALICE, p.id, "approve") for _ in range(N)))
             assert all(r == results[0] for r in results) and results[0].status == "approved"
             assert commits(pg_dsn, p.id)[0] == 1
             assert [x.revision for x in await s.get_preferences(ALICE)] == [1]
@@ -101,8 +104,12 @@ def test_two_processes_decide_once(sync_store: MemoryStore, pg_dsn: str) -> None
     p = sync_store.propose(ALICE, "add", {"kind": "fact", "content": "Two processes"}, level="user")
     start = time.time() + 4
     procs = [
-        subprocess.Popen([sys.executable, "-c", CHILD, pg_dsn, p.id, str(start)],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        subprocess.Popen(
+            [sys.executable, "-c", CHILD, pg_dsn, p.id, str(start)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         for _ in range(2)
     ]
     outs = [proc.communicate(timeout=90) for proc in procs]
@@ -115,8 +122,12 @@ def test_two_processes_decide_once(sync_store: MemoryStore, pg_dsn: str) -> None
 
 def test_concurrent_replace_proposals_one_winner(sync_store: MemoryStore, pg_dsn: str) -> None:
     r = sync_store.add(ALICE, "fact", "version one")
-    props = [sync_store.propose(ALICE, "replace", {"content": f"edit {i}"},
-                                target_id=r.record_id, base_version=1) for i in range(N)]
+    props = [
+        sync_store.propose(
+            ALICE, "replace", {"content": f"edit {i}"}, target_id=r.record_id, base_version=1
+        )
+        for i in range(N)
+    ]
     results = run_threads(lambda i: sync_store.decide(ALICE, props[i].id, "approve"))
     statuses = sorted(x.status for x in results)
     assert statuses == ["approved"] + ["conflicted"] * (N - 1)
@@ -128,9 +139,14 @@ def test_concurrent_replace_proposals_one_winner(sync_store: MemoryStore, pg_dsn
 def test_concurrent_trusted_replaces(sync_store: MemoryStore) -> None:
     r = sync_store.add(ALICE, "fact", "v1")
     results = run_threads(
-        lambda i: sync_store.replace(ALICE, r.record_id, f"t{i}", base_version=1), n=4)
-    assert sorted(x.status for x in results) == ["approved", "conflicted", "conflicted",
-                                                 "conflicted"]
+        lambda i: sync_store.replace(ALICE, r.record_id, f"t{i}", base_version=1), n=4
+    )
+    assert sorted(x.status for x in results) == [
+        "approved",
+        "conflicted",
+        "conflicted",
+        "conflicted",
+    ]
     assert sync_store.get_record(ALICE, r.record_id).version == 2
 
 
@@ -139,8 +155,9 @@ def test_no_lost_updates(sync_store: MemoryStore) -> None:
     assert all(x.write_status == "CREATED" for x in results), results
     assert len(sync_store.list_records(ALICE)) == N
     fields = ["name", "call_them", "pronouns", "timezone", "language", "occupation", "notes"]
-    results = run_threads(lambda i: sync_store.patch_profile(ALICE, {fields[i]: f"v{i}"}),
-                          n=len(fields))
+    results = run_threads(
+        lambda i: sync_store.patch_profile(ALICE, {fields[i]: f"v{i}"}), n=len(fields)
+    )
     assert all(not isinstance(x, Exception) for x in results), results
     prof = sync_store.get_profile(ALICE)
     assert len(prof.fields) == len(fields) and prof.revision == len(fields)

@@ -65,12 +65,17 @@ def state(dsn: str) -> tuple[int, int, list[str], str]:
 def test_sigkill_mid_commit_leaves_no_partial_state(pg_dsn: str) -> None:
     with MemoryStore.from_dsn(pg_dsn) as store:
         store.setup()
-        p = store.propose(ALICE, "add", {"kind": "fact", "content": "Survives a crash"},
-                          level="user")
+        p = store.propose(
+            ALICE, "add", {"kind": "fact", "content": "Survives a crash"}, level="user"
+        )
         before = state(pg_dsn)
         assert before == (0, 0, ["proposed"], "pending")
-        child = subprocess.Popen([sys.executable, "-c", CHILD, pg_dsn, p.id],
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        child = subprocess.Popen(
+            [sys.executable, "-c", CHILD, pg_dsn, p.id],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         try:
             line = child.stdout.readline() if child.stdout else ""
             assert line.strip() == "MID-COMMIT", child.stderr.read() if child.stderr else ""
@@ -94,10 +99,15 @@ def test_sigkill_mid_commit_leaves_no_partial_state(pg_dsn: str) -> None:
 def test_sigkill_leaves_state_unchanged_before_retry(pg_dsn: str) -> None:
     with MemoryStore.from_dsn(pg_dsn) as store:
         store.setup()
-        p = store.propose(ALICE, "add", {"kind": "fact", "content": "Never half written"},
-                          level="user")
-        child = subprocess.Popen([sys.executable, "-c", CHILD, pg_dsn, p.id],
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        p = store.propose(
+            ALICE, "add", {"kind": "fact", "content": "Never half written"}, level="user"
+        )
+        child = subprocess.Popen(
+            [sys.executable, "-c", CHILD, pg_dsn, p.id],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         try:
             assert child.stdout is not None and child.stdout.readline().strip() == "MID-COMMIT"
             # while the commit hangs, nobody else can see its partial writes

@@ -23,8 +23,9 @@ SETTINGS = settings(
 texts = st.one_of(
     st.text(max_size=40),
     st.text(alphabet=st.sampled_from("aZ9 ._-\x00é咖\ud800\n"), max_size=20),
-    st.sampled_from(["", " ", "x" * 4097, "tone", "reply.language", "My card number is "
-                     "4111 1111 1111 1111"]),
+    st.sampled_from(
+        ["", " ", "x" * 4097, "tone", "reply.language", "My card number is 4111 1111 1111 1111"]
+    ),
 )
 jsonish = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | texts,
@@ -65,24 +66,67 @@ def test_fuzz_patch_profile(fstore, pg_dsn, patch, updated_at):
 
 
 @SETTINGS
-@given(key=jsonish, value=jsonish, expires_at=datetimes, updated_at=datetimes,
-       level=st.sampled_from(["user", "agent", "x", None]))
+@given(
+    key=jsonish,
+    value=jsonish,
+    expires_at=datetimes,
+    updated_at=datetimes,
+    level=st.sampled_from(["user", "agent", "x", None]),
+)
 def test_fuzz_set_preference(fstore, pg_dsn, key, value, expires_at, updated_at, level):
-    attempt(fstore, pg_dsn, lambda: fstore.set_preference(
-        ALICE, key, value, level=level, expires_at=expires_at, updated_at=updated_at))
+    attempt(
+        fstore,
+        pg_dsn,
+        lambda: fstore.set_preference(
+            ALICE, key, value, level=level, expires_at=expires_at, updated_at=updated_at
+        ),
+    )
 
 
 @SETTINGS
-@given(kind=st.sampled_from(["fact", "instruction", "preference", "memo", None]),
-       content=texts, knowledge=jsonish, confidence=jsonish, expires_at=datetimes,
-       evidence=jsonish, key=jsonish, trust=jsonish, sensitivity=jsonish,
-       level=st.sampled_from(["user", "agent", "user_workspace", 3]))
-def test_fuzz_add(fstore, pg_dsn, kind, content, knowledge, confidence, expires_at, evidence,
-                  key, trust, sensitivity, level):
-    attempt(fstore, pg_dsn, lambda: fstore.add(
-        ALICE, kind, content, knowledge=knowledge, confidence=confidence,
-        expires_at=expires_at, evidence=evidence, key=key, trust=trust,
-        sensitivity=sensitivity, level=level))
+@given(
+    kind=st.sampled_from(["fact", "instruction", "preference", "memo", None]),
+    content=texts,
+    knowledge=jsonish,
+    confidence=jsonish,
+    expires_at=datetimes,
+    evidence=jsonish,
+    key=jsonish,
+    trust=jsonish,
+    sensitivity=jsonish,
+    level=st.sampled_from(["user", "agent", "user_workspace", 3]),
+)
+def test_fuzz_add(
+    fstore,
+    pg_dsn,
+    kind,
+    content,
+    knowledge,
+    confidence,
+    expires_at,
+    evidence,
+    key,
+    trust,
+    sensitivity,
+    level,
+):
+    attempt(
+        fstore,
+        pg_dsn,
+        lambda: fstore.add(
+            ALICE,
+            kind,
+            content,
+            knowledge=knowledge,
+            confidence=confidence,
+            expires_at=expires_at,
+            evidence=evidence,
+            key=key,
+            trust=trust,
+            sensitivity=sensitivity,
+            level=level,
+        ),
+    )
 
 
 @SETTINGS
@@ -90,17 +134,36 @@ def test_fuzz_add(fstore, pg_dsn, kind, content, knowledge, confidence, expires_
 def test_fuzz_replace_remove(fstore, pg_dsn, record_id, content, base_version, knowledge):
     rec = next(r for r in fstore.list_records(ALICE, include_inactive=True) if r.kind == "fact")
     for rid in (record_id, rec.id):
-        attempt(fstore, pg_dsn, lambda rid=rid: fstore.replace(
-            ALICE, rid, content, base_version=base_version, knowledge=knowledge))
-        attempt(fstore, pg_dsn, lambda rid=rid: fstore.remove(
-            ALICE, rid, base_version=base_version))
+        attempt(
+            fstore,
+            pg_dsn,
+            lambda rid=rid: fstore.replace(
+                ALICE, rid, content, base_version=base_version, knowledge=knowledge
+            ),
+        )
+        attempt(
+            fstore, pg_dsn, lambda rid=rid: fstore.remove(ALICE, rid, base_version=base_version)
+        )
 
 
 @SETTINGS
-@given(operation=st.sampled_from(["add", "replace", "remove", "set_preference",
-                                  "delete_preference", "patch_profile", "bogus"]),
-       args=jsonish, edit=jsonish, decision=st.sampled_from(["approve", "edit", "reject", "x"]),
-       key=st.one_of(st.none(), texts))
+@given(
+    operation=st.sampled_from(
+        [
+            "add",
+            "replace",
+            "remove",
+            "set_preference",
+            "delete_preference",
+            "patch_profile",
+            "bogus",
+        ]
+    ),
+    args=jsonish,
+    edit=jsonish,
+    decision=st.sampled_from(["approve", "edit", "reject", "x"]),
+    key=st.one_of(st.none(), texts),
+)
 def test_fuzz_propose_and_decide(fstore, pg_dsn, operation, args, edit, decision, key):
     proposal: list[Any] = []
 
@@ -136,6 +199,8 @@ def test_fuzz_fixture_expiry_boundary(fstore):
     now = fstore.clock()
     with pytest.raises(MemoryGraphError):
         fstore.add(ALICE, "fact", "x", expires_at=now)
-    assert fstore.add(ALICE, "fact", "x", expires_at=now + timedelta(microseconds=1)).status \
+    assert (
+        fstore.add(ALICE, "fact", "x", expires_at=now + timedelta(microseconds=1)).status
         == "approved"
+    )
     assert isinstance(now, datetime)

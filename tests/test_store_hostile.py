@@ -37,97 +37,222 @@ def _nested(depth: int) -> Any:
 
 hostile_text = st.one_of(
     st.text(max_size=30),
-    st.text(alphabet=st.sampled_from("aZ9 ._-\x00\x1b\x85\u202e\u200b\ufeffé咖\ud800\n\t"),
-            max_size=30),
-    st.sampled_from(["", " ", "x" * 5000, "y" * 100_000, "human-msg-0001", "tone", "fact",
-                     "user", "agent_workspace", "add", "approve", "00000000-0000-0000-0000-"
-                     "000000000000", "My card number is 4111 1111 1111 1111", "9999-12-31T00:00Z"]),
+    st.text(
+        alphabet=st.sampled_from("aZ9 ._-\x00\x1b\x85\u202e\u200b\ufeffé咖\ud800\n\t"), max_size=30
+    ),
+    st.sampled_from(
+        [
+            "",
+            " ",
+            "x" * 5000,
+            "y" * 100_000,
+            "human-msg-0001",
+            "tone",
+            "fact",
+            "user",
+            "agent_workspace",
+            "add",
+            "approve",
+            "00000000-0000-0000-0000-000000000000",
+            "My card number is 4111 1111 1111 1111",
+            "9999-12-31T00:00Z",
+        ]
+    ),
 )
 hostile_int = st.one_of(
     st.integers(min_value=-3, max_value=3),
     st.sampled_from([2**31 - 1, 2**31, 2**63, -(2**63), 10**100]),
 )
 hostile_scalar = st.one_of(
-    st.none(), st.booleans(), hostile_int, st.floats(allow_nan=True, allow_infinity=True),
-    hostile_text, st.just(b"bytes"), st.just(object()),
+    st.none(),
+    st.booleans(),
+    hostile_int,
+    st.floats(allow_nan=True, allow_infinity=True),
+    hostile_text,
+    st.just(b"bytes"),
+    st.just(object()),
 )
 hostile_json = st.one_of(
     st.recursive(
         hostile_scalar,
-        lambda inner: st.lists(inner, max_size=4) | st.dictionaries(hostile_text, inner,
-                                                                     max_size=4),
+        lambda inner: (
+            st.lists(inner, max_size=4) | st.dictionaries(hostile_text, inner, max_size=4)
+        ),
         max_leaves=10,
     ),
     st.builds(_nested, st.sampled_from([50, 300, 2000])),
 )
 hostile_time = st.one_of(
-    st.none(), st.datetimes(timezones=st.just(timezone.utc)), st.datetimes(),
-    st.sampled_from([datetime.max.replace(tzinfo=timezone.utc), "garbage",
-                     "9999-12-31T23:59:59-01:00", 10**20]),
+    st.none(),
+    st.datetimes(timezones=st.just(timezone.utc)),
+    st.datetimes(),
+    st.sampled_from(
+        [datetime.max.replace(tzinfo=timezone.utc), "garbage", "9999-12-31T23:59:59-01:00", 10**20]
+    ),
 )
-hostile_delta = st.one_of(st.none(), st.sampled_from([timedelta.max, timedelta(0),
-                                                      timedelta(days=-1), timedelta(seconds=1)]),
-                          hostile_scalar)
+hostile_delta = st.one_of(
+    st.none(),
+    st.sampled_from([timedelta.max, timedelta(0), timedelta(days=-1), timedelta(seconds=1)]),
+    hostile_scalar,
+)
 hostile_owner = st.one_of(
     st.just(ALICE),
-    st.builds(lambda u, w, a: (u, w, a), hostile_text, st.one_of(st.none(), hostile_text),
-              st.one_of(st.none(), hostile_text)),
+    st.builds(
+        lambda u, w, a: (u, w, a),
+        hostile_text,
+        st.one_of(st.none(), hostile_text),
+        st.one_of(st.none(), hostile_text),
+    ),
 )
 v = st.one_of(hostile_json, hostile_text)  # any value
-names = st.one_of(st.sampled_from([["fact"], ["add"], ["preference", "profile"], "fact", 5,
-                                   [[1]], None, ["x" * 10_000], {"fact": 1}]), v)
+names = st.one_of(
+    st.sampled_from(
+        [
+            ["fact"],
+            ["add"],
+            ["preference", "profile"],
+            "fact",
+            5,
+            [[1]],
+            None,
+            ["x" * 10_000],
+            {"fact": 1},
+        ]
+    ),
+    v,
+)
 
 # Each public entry: a strategy of its keyword arguments (owner, when any, is drawn apart).
 ENTRIES: dict[str, Any] = {
     "get_profile": st.fixed_dictionaries({}),
     "get_preferences": st.fixed_dictionaries({"as_of": hostile_time}),
     "get_record": st.fixed_dictionaries({"record_id": v}),
-    "list_records": st.fixed_dictionaries({"kinds": names, "include_inactive": v,
-                                           "as_of": hostile_time}),
-    "search": st.fixed_dictionaries({"query": v, "limit": v, "kinds": names, "trusts": names,
-                                     "sensitivities": names, "as_of": hostile_time}),
+    "list_records": st.fixed_dictionaries(
+        {"kinds": names, "include_inactive": v, "as_of": hostile_time}
+    ),
+    "search": st.fixed_dictionaries(
+        {
+            "query": v,
+            "limit": v,
+            "kinds": names,
+            "trusts": names,
+            "sensitivities": names,
+            "as_of": hostile_time,
+        }
+    ),
     "search_confirmed": st.fixed_dictionaries({"query": v, "limit": v, "as_of": hostile_time}),
     "index_embeddings": st.fixed_dictionaries({"batch_size": v}),
     "audit_log": st.fixed_dictionaries({"limit": v}),
-    "propose": st.fixed_dictionaries({
-        "operation": st.one_of(st.sampled_from(["add", "replace", "remove", "set_preference",
-                                                "delete_preference", "patch_profile"]), v),
-        "args": st.one_of(st.sampled_from([{"kind": "fact", "content": "ok"},
-                                           {"key": "tone", "value": "v"},
-                                           {"patch": {"name": "x"}}, {}]), v),
-        "level": st.one_of(st.sampled_from(["user", "agent_workspace", None]), v),
-        "target_id": v, "base_version": v, "idempotency_key": v, "evidence": v,
-        "thread_id": v, "ttl": hostile_delta}),
+    "propose": st.fixed_dictionaries(
+        {
+            "operation": st.one_of(
+                st.sampled_from(
+                    [
+                        "add",
+                        "replace",
+                        "remove",
+                        "set_preference",
+                        "delete_preference",
+                        "patch_profile",
+                    ]
+                ),
+                v,
+            ),
+            "args": st.one_of(
+                st.sampled_from(
+                    [
+                        {"kind": "fact", "content": "ok"},
+                        {"key": "tone", "value": "v"},
+                        {"patch": {"name": "x"}},
+                        {},
+                    ]
+                ),
+                v,
+            ),
+            "level": st.one_of(st.sampled_from(["user", "agent_workspace", None]), v),
+            "target_id": v,
+            "base_version": v,
+            "idempotency_key": v,
+            "evidence": v,
+            "thread_id": v,
+            "ttl": hostile_delta,
+        }
+    ),
     "get_proposal": st.fixed_dictionaries({"proposal_id": v}),
     "list_pending": st.fixed_dictionaries({"thread_id": v}),
     "list_expired": st.fixed_dictionaries({"thread_id": v}),
     "audit_summary": st.fixed_dictionaries({"since": hostile_time, "by": v}),
     "note_blocked": st.fixed_dictionaries({"categories": v, "thread_id": v}),
-    "decide": st.fixed_dictionaries({"proposal_id": v, "decision": st.one_of(
-        st.sampled_from(["approve", "edit", "reject"]), v), "args": v, "message": v,
-        "actor": v}),
-    "set_preference": st.fixed_dictionaries({
-        "key": v, "value": v, "level": v, "source": v, "source_event_id": v,
-        "expires_at": hostile_time, "updated_at": hostile_time}),
-    "delete_preference": st.fixed_dictionaries({"key": v, "level": v,
-                                                "updated_at": hostile_time}),
+    "decide": st.fixed_dictionaries(
+        {
+            "proposal_id": v,
+            "decision": st.one_of(st.sampled_from(["approve", "edit", "reject"]), v),
+            "args": v,
+            "message": v,
+            "actor": v,
+        }
+    ),
+    "set_preference": st.fixed_dictionaries(
+        {
+            "key": v,
+            "value": v,
+            "level": v,
+            "source": v,
+            "source_event_id": v,
+            "expires_at": hostile_time,
+            "updated_at": hostile_time,
+        }
+    ),
+    "delete_preference": st.fixed_dictionaries({"key": v, "level": v, "updated_at": hostile_time}),
     "patch_profile": st.fixed_dictionaries({"patch": v, "updated_at": hostile_time}),
-    "add": st.fixed_dictionaries({
-        "kind": v, "content": v, "level": v, "key": v, "knowledge": v, "trust": v,
-        "sensitivity": v, "confidence": v, "evidence": v, "expires_at": hostile_time}),
+    "add": st.fixed_dictionaries(
+        {
+            "kind": v,
+            "content": v,
+            "level": v,
+            "key": v,
+            "knowledge": v,
+            "trust": v,
+            "sensitivity": v,
+            "confidence": v,
+            "evidence": v,
+            "expires_at": hostile_time,
+        }
+    ),
     "add_many": st.fixed_dictionaries({"items": v, "level": v, "skip_refused": v}),
-    "replace": st.fixed_dictionaries({"record_id": v, "content": v, "base_version": v,
-                                      "knowledge": v, "expires_at": hostile_time}),
+    "replace": st.fixed_dictionaries(
+        {
+            "record_id": v,
+            "content": v,
+            "base_version": v,
+            "knowledge": v,
+            "expires_at": hostile_time,
+        }
+    ),
     "remove": st.fixed_dictionaries({"record_id": v, "base_version": v}),
     "reinforce": st.fixed_dictionaries({"record_id": v, "source_event_id": v}),
-    "create_grant": st.fixed_dictionaries({
-        "expires_at": hostile_time, "kinds": names, "operations": names,
-        "max_mutations": v, "max_bytes": v}),
+    "create_grant": st.fixed_dictionaries(
+        {
+            "expires_at": hostile_time,
+            "kinds": names,
+            "operations": names,
+            "max_mutations": v,
+            "max_bytes": v,
+        }
+    ),
     "get_grant": st.fixed_dictionaries({"grant_id": v}),
     "decide_with_grant": st.fixed_dictionaries({"proposal_id": v, "grant_id": v}),
-    "snapshot": st.fixed_dictionaries({
-        "task_step": v, "latest_input": v, "goal": v, "as_of": hostile_time, "limit": v,
-        "max_bytes": v, "max_tokens": v}),
+    "snapshot": st.fixed_dictionaries(
+        {
+            "task_step": v,
+            "latest_input": v,
+            "goal": v,
+            "as_of": hostile_time,
+            "limit": v,
+            "max_bytes": v,
+            "max_tokens": v,
+        }
+    ),
     "context_block": st.fixed_dictionaries({"as_of": hostile_time}),
     "memory_md": st.fixed_dictionaries({"as_of": hostile_time}),
     "export": st.fixed_dictionaries({}),
@@ -141,8 +266,7 @@ ENTRIES: dict[str, Any] = {
     "list_threads": st.fixed_dictionaries({}),
     "get_evidence": st.fixed_dictionaries({"thread_id": v, "ref": v}),
     "list_evidence": st.fixed_dictionaries({"thread_id": v}),
-    "record_evidence": st.fixed_dictionaries({"thread_id": v, "entries": v,
-                                              "max_per_thread": v}),
+    "record_evidence": st.fixed_dictionaries({"thread_id": v, "entries": v, "max_per_thread": v}),
 }
 # Entries without owner-scoped hostile input (lifecycle, server-wide DDL): covered elsewhere.
 # sweep and forget_user act on every owner / a whole user: their hostile inputs are driven in
@@ -166,8 +290,7 @@ def _owner(raw: Any) -> Owner:
 def _call(store: Any, name: str, raw_owner: Any, kw: dict[str, Any]) -> Any:
     method = getattr(store, name)
     params = inspect.signature(method).parameters.values()
-    pos = [kw.pop(p.name) for p in params
-           if p.kind is p.POSITIONAL_OR_KEYWORD and p.name in kw]
+    pos = [kw.pop(p.name) for p in params if p.kind is p.POSITIONAL_OR_KEYWORD and p.name in kw]
     return method(_owner(raw_owner), *pos, **kw)
 
 
@@ -192,8 +315,9 @@ def check(dsn: str, call: Callable[[], Any]) -> None:
 
 @SETTINGS
 @given(data=st.data(), name=st.sampled_from(sorted(ENTRIES)), owner=hostile_owner)
-def test_hostile_values_end_in_library_errors(hstore: MemoryStore, pg_dsn: str, data: Any,
-                                              name: str, owner: Any) -> None:
+def test_hostile_values_end_in_library_errors(
+    hstore: MemoryStore, pg_dsn: str, data: Any, name: str, owner: Any
+) -> None:
     kw = data.draw(ENTRIES[name], label=name)
     # some draws aim at existing ids, so the hostile values reach the deeper checks
     if "proposal_id" in kw and data.draw(st.booleans()):
@@ -205,8 +329,11 @@ def test_hostile_values_end_in_library_errors(hstore: MemoryStore, pg_dsn: str, 
     check(pg_dsn, lambda: _call(hstore, name, owner, kw))
 
 
-@settings(max_examples=40, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(data=st.data(), name=st.sampled_from(sorted(ENTRIES)), owner=hostile_owner)
 def test_hostile_values_async_twin(pg_dsn: str, data: Any, name: str, owner: Any) -> None:
     kw = data.draw(ENTRIES[name], label=name)
@@ -226,8 +353,9 @@ def test_hostile_values_async_twin(pg_dsn: str, data: Any, name: str, owner: Any
 
 @pytest.mark.parametrize("bad", [b"t1", {"a": 1}, ["t"], 7, "t\x00", "x" * 600])
 @pytest.mark.parametrize("entry", ["list_pending", "list_expired"])
-def test_a_hostile_thread_filter_is_a_validation_error(hstore: MemoryStore, entry: str,
-                                                       bad: Any) -> None:
+def test_a_hostile_thread_filter_is_a_validation_error(
+    hstore: MemoryStore, entry: str, bad: Any
+) -> None:
     # hypothesis reached list_expired's unvalidated filter only on some seeds; pin it.
     with pytest.raises(ValidationError):
         getattr(hstore, entry)(ALICE, thread_id=bad)

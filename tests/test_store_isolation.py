@@ -46,12 +46,20 @@ def test_nothing_leaks(store, seed):
             if key in written:
                 continue
             rec_m, pref_m, prop_m = (marker(*key, k) for k in ("rec", "pref", "prop"))
-            r = store.add(o, "fact", f"{rec_m} likes tea", level=ident.level,
-                          knowledge={"claim": {"key": "drink", "value": rec_m}})
+            r = store.add(
+                o,
+                "fact",
+                f"{rec_m} likes tea",
+                level=ident.level,
+                knowledge={"claim": {"key": "drink", "value": rec_m}},
+            )
             store.set_preference(o, "drink", pref_m, level=ident.level)
             p = store.propose(o, "add", {"kind": "fact", "content": prop_m}, level=ident.level)
-            written[key] = {"record": r.record_id, "proposal": p.id,
-                            "markers": {rec_m, pref_m, prop_m}}
+            written[key] = {
+                "record": r.record_id,
+                "proposal": p.id,
+                "markers": {rec_m, pref_m, prop_m},
+            }
     for u in USERS:
         store.patch_profile(Owner(u), {"name": f"name_{u}"})
 
@@ -71,8 +79,9 @@ def test_nothing_leaks(store, seed):
         prefs = store.get_preferences(viewer)
         assert {p.value for p in prefs} == {marker(*k, "pref") for k in vis}
         check_text("search", json.dumps([h.record.content for h in store.search(viewer, "")]))
-        check_text("search tea", json.dumps([h.record.content
-                                             for h in store.search(viewer, "tea drink")]))
+        check_text(
+            "search tea", json.dumps([h.record.content for h in store.search(viewer, "tea drink")])
+        )
         check_text("export", json.dumps(store.export(viewer)))
         check_text("audit_log", json.dumps(store.audit_log(viewer, limit=10_000), default=str))
         pending = store.list_pending(viewer)
@@ -85,8 +94,10 @@ def test_nothing_leaks(store, seed):
         for k, w in written.items():
             if k in vis:
                 continue
-            check_text("search marker", json.dumps(
-                [h.record.content for h in store.search(viewer, marker(*k, "rec"))]))
+            check_text(
+                "search marker",
+                json.dumps([h.record.content for h in store.search(viewer, marker(*k, "rec"))]),
+            )
             rid, pid = w["record"], w["proposal"]
             with pytest.raises(NotFoundError):
                 store.get_record(viewer, rid)

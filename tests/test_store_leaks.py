@@ -87,21 +87,45 @@ class Workload:
         level = rng.choice([i.level for i in owner.identities()])
         ident = ident_of(owner, level)
         action = rng.choice(
-            ["add", "add", "pref", "propose_add", "propose_change", "propose_change", "decide",
-             "decide", "grant", "use_grant", "replace", "remove", "profile", "foreign"]
+            [
+                "add",
+                "add",
+                "pref",
+                "propose_add",
+                "propose_change",
+                "propose_change",
+                "decide",
+                "decide",
+                "grant",
+                "use_grant",
+                "replace",
+                "remove",
+                "profile",
+                "foreign",
+            ]
         )
         m = self.mark(ident)
         if action == "add":
             claim = {"key": f"drink.{rng.randint(0, 2)}", "value": m}
-            res = store.add(owner, "fact", f"{m} likes tea", level=level,
-                            knowledge={"claim": claim} if rng.random() < 0.5 else None)
+            res = store.add(
+                owner,
+                "fact",
+                f"{m} likes tea",
+                level=level,
+                knowledge={"claim": claim} if rng.random() < 0.5 else None,
+            )
             if res.record_id:
                 self.records.append((res.record_id, ident))
         elif action == "pref":
             store.set_preference(owner, f"drink.{rng.randint(0, 2)}", m, level=level)
         elif action == "propose_add":
-            p = store.propose(owner, "add", {"kind": "fact", "content": f"{m} proposed"},
-                              level=level, evidence={"quote": m})
+            p = store.propose(
+                owner,
+                "add",
+                {"kind": "fact", "content": f"{m} proposed"},
+                level=level,
+                evidence={"quote": m},
+            )
             self.proposals.append((p.id, ident))
         elif action == "propose_change":
             seen = self.visible_records(owner)
@@ -115,8 +139,9 @@ class Workload:
             if rec.status != "active":
                 return
             if rng.random() < 0.5:
-                p = store.propose(owner, "replace", {"content": f"{self.mark(rident)} new"},
-                                  target_id=rid)
+                p = store.propose(
+                    owner, "replace", {"content": f"{self.mark(rident)} new"}, target_id=rid
+                )
             else:
                 p = store.propose(owner, "remove", {}, target_id=rid)
             self.proposals.append((p.id, rident))
@@ -142,10 +167,13 @@ class Workload:
                 self.records.append((res.record_id, pident))
         elif action == "grant":
             g = store.create_grant(
-                owner, expires_at=store.clock() + timedelta(days=1),
-                kinds=["fact", "preference"], operations=["add", "replace", "remove",
-                                                          "set_preference"],
-                max_mutations=50, max_bytes=100_000)
+                owner,
+                expires_at=store.clock() + timedelta(days=1),
+                kinds=["fact", "preference"],
+                operations=["add", "replace", "remove", "set_preference"],
+                max_mutations=50,
+                max_bytes=100_000,
+            )
             self.grants.append((g.id, owner))
         elif action == "use_grant":
             if not self.grants or not self.proposals:
@@ -174,15 +202,17 @@ class Workload:
             try:
                 rec = store.get_record(owner, rid)
                 if action == "replace":
-                    store.replace(owner, rid, f"{self.mark(rident)} replaced",
-                                  base_version=rec.version)
+                    store.replace(
+                        owner, rid, f"{self.mark(rident)} replaced", base_version=rec.version
+                    )
                 else:
                     store.remove(owner, rid, base_version=rec.version)
             except NotFoundError:
                 return
         elif action == "profile":
-            store.patch_profile(Owner(owner.user_id), {"notes": self.mark((owner.user_id, "x",
-                                                                           "x"))})
+            store.patch_profile(
+                Owner(owner.user_id), {"notes": self.mark((owner.user_id, "x", "x"))}
+            )
         else:  # a foreign principal tries every write on ids it must not see
             for rid, rident in self.records[-5:]:
                 if may_see(owner, rident):
@@ -209,15 +239,21 @@ class Workload:
 def _runtime(owner: Owner) -> ToolRuntime:
     ctx = {"user_id": owner.user_id, "workspace": owner.workspace, "agent": owner.agent}
     return ToolRuntime(
-        state={}, context={k: v for k, v in ctx.items() if v is not None},
-        config={"configurable": {"thread_id": "leak"}}, stream_writer=lambda _: None,
-        tool_call_id="call-leak-1", store=None,
+        state={},
+        context={k: v for k, v in ctx.items() if v is not None},
+        config={"configurable": {"thread_id": "leak"}},
+        stream_writer=lambda _: None,
+        tool_call_id="call-leak-1",
+        store=None,
     )
 
 
 def _texts(values: Iterable[Any]) -> str:
-    return json.dumps([asdict(v) if hasattr(v, "__dataclass_fields__") else v for v in values],
-                      default=str, ensure_ascii=False)
+    return json.dumps(
+        [asdict(v) if hasattr(v, "__dataclass_fields__") else v for v in values],
+        default=str,
+        ensure_ascii=False,
+    )
 
 
 @pytest.fixture
@@ -302,6 +338,12 @@ def test_random_workload_leaks_nothing(sync_store: MemoryStore, pg_dsn: str, see
     assert db_state(pg_dsn) == before
     # the check has teeth: another principal's reads, shown to this one, are flagged
     viewer = Owner("u1", workspace="w1", agent="a1")
-    flagged = [o for o in PRINCIPALS if o != viewer and leaks(viewer, json.dumps(
-        [store.export(o), store.audit_log(o, limit=10_000)], default=str))]
+    flagged = [
+        o
+        for o in PRINCIPALS
+        if o != viewer
+        and leaks(
+            viewer, json.dumps([store.export(o), store.audit_log(o, limit=10_000)], default=str)
+        )
+    ]
     assert len(flagged) >= 10

@@ -51,17 +51,30 @@ def test_seed_lifecycle(store, clock):
     r = store.set_preference(ALICE, "tone", "chatty", updated_at=t1 + timedelta(hours=2))
     assert (r.status, r.revision, r.previous_value) == ("UPDATED", 2, "brief")
     # same value, new event id -> a difference
-    r = store.set_preference(ALICE, "tone", "chatty", source_event_id="m1",
-                             updated_at=t1 + timedelta(hours=3))
+    r = store.set_preference(
+        ALICE, "tone", "chatty", source_event_id="m1", updated_at=t1 + timedelta(hours=3)
+    )
     assert (r.status, r.revision) == ("UPDATED", 3)
     # same value, new expiry -> a difference
-    r = store.set_preference(ALICE, "tone", "chatty", source_event_id="m1",
-                             expires_at=t1 + timedelta(days=9), updated_at=t1 + timedelta(hours=4))
+    r = store.set_preference(
+        ALICE,
+        "tone",
+        "chatty",
+        source_event_id="m1",
+        expires_at=t1 + timedelta(days=9),
+        updated_at=t1 + timedelta(hours=4),
+    )
     assert (r.status, r.revision) == ("UPDATED", 4)
     # same value, other source -> a difference
-    r = store.set_preference(ALICE, "tone", "chatty", source="conversation",
-                             source_event_id="m1", expires_at=t1 + timedelta(days=9),
-                             updated_at=t1 + timedelta(hours=5))
+    r = store.set_preference(
+        ALICE,
+        "tone",
+        "chatty",
+        source="conversation",
+        source_event_id="m1",
+        expires_at=t1 + timedelta(days=9),
+        updated_at=t1 + timedelta(hours=5),
+    )
     assert (r.status, r.revision) == ("UPDATED", 5)
     [p] = store.get_preferences(ALICE)
     assert (p.value, p.source, p.source_event_id, p.revision) == ("chatty", "conversation", "m1", 5)
@@ -126,8 +139,9 @@ def test_expiry_must_follow_updated_at(store, pg_dsn):
         with pytest.raises(ValidationError, match="expires_at"):
             store.set_preference(ALICE, "tone", "brief", expires_at=exp, updated_at=T0)
     assert db_state(pg_dsn) == before
-    r = store.set_preference(ALICE, "tone", "brief", expires_at=T0 + timedelta(microseconds=1),
-                             updated_at=T0)
+    r = store.set_preference(
+        ALICE, "tone", "brief", expires_at=T0 + timedelta(microseconds=1), updated_at=T0
+    )
     assert r.status == "CREATED"
 
 
@@ -143,8 +157,12 @@ def test_naive_datetimes_rejected(store, pg_dsn):
 
 
 def test_precedence_and_overridden(store):
-    for level, value in [("agent", "a"), ("agent_workspace", "aw"), ("user", "u"),
-                         ("user_workspace", "uw")]:
+    for level, value in [
+        ("agent", "a"),
+        ("agent_workspace", "aw"),
+        ("user", "u"),
+        ("user_workspace", "uw"),
+    ]:
         store.set_preference(FULL, "tone", value, level=level)
     prefs = store.get_preferences(FULL)
     assert [(p.identity.level, p.value, p.overridden) for p in prefs] == [
@@ -157,7 +175,9 @@ def test_precedence_and_overridden(store):
     assert [(p.value, p.overridden) for p in store.get_preferences(ALICE)] == [("u", False)]
     no_ws = Owner("alice", agent="coder")
     assert [(p.value, p.overridden) for p in store.get_preferences(no_ws)] == [
-        ("u", False), ("a", True)]
+        ("u", False),
+        ("a", True),
+    ]
     other_ws = Owner("alice", workspace="/other", agent="coder")
     assert [p.value for p in store.get_preferences(other_ws)] == ["u", "a"]
 

@@ -20,10 +20,18 @@ def test_empty_profile(store):
 def test_patch_create_update_unchanged(store):
     r = store.patch_profile(ALICE, {"name": "Alice", "timezone": "Europe/Paris"})
     assert (r.status, r.changed, r.unchanged, r.revision) == (
-        "CREATED", ("name", "timezone"), (), 1)
+        "CREATED",
+        ("name", "timezone"),
+        (),
+        1,
+    )
     r = store.patch_profile(ALICE, {"timezone": "Europe/Paris", "pronouns": "she/her"})
     assert (r.status, r.changed, r.unchanged, r.revision) == (
-        "UPDATED", ("pronouns",), ("timezone",), 2)
+        "UPDATED",
+        ("pronouns",),
+        ("timezone",),
+        2,
+    )
     p = store.get_profile(ALICE)
     assert p.fields == {"name": "Alice", "pronouns": "she/her", "timezone": "Europe/Paris"}
     assert p.revision == 2

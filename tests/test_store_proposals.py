@@ -23,18 +23,23 @@ ADD = {"kind": "fact", "content": "Works at ACME"}
 
 
 def audit_actions(store, owner, pid):
-    return [r["action"] for r in reversed(store.audit_log(owner)) if r["proposal_id"] == pid
-            or (r["target_kind"] == "proposal" and r["target_id"] == pid)]
+    return [
+        r["action"]
+        for r in reversed(store.audit_log(owner))
+        if r["proposal_id"] == pid or (r["target_kind"] == "proposal" and r["target_id"] == pid)
+    ]
 
 
 def test_propose_is_deterministic_and_writes_no_memory(store, pg_dsn):
-    p = store.propose(ALICE, "add", ADD, evidence={"source_event_id": "m1", "quote": "ACME"},
-                      level="user")
+    p = store.propose(
+        ALICE, "add", ADD, evidence={"source_event_id": "m1", "quote": "ACME"}, level="user"
+    )
     assert p.status == "pending" and p.operation == "add" and p.diff == "+ fact: Works at ACME"
     assert p.id == proposal_id(ALICE.scope_id, p.idempotency_key) and len(p.id) == 32
     assert p.expires_at == T0 + Limits().proposal_ttl and p.guard["allowed"] is True
-    again = store.propose(ALICE, "add", dict(ADD), evidence={"source_event_id": "m1",
-                                                            "quote": "ACME"}, level="user")
+    again = store.propose(
+        ALICE, "add", dict(ADD), evidence={"source_event_id": "m1", "quote": "ACME"}, level="user"
+    )
     # a replay is flagged (issue 8 §7), and is otherwise the stored proposal
     assert not p.replayed and again.replayed and again == dataclasses.replace(p, replayed=True)
     assert store.get_proposal(ALICE, p.id) == p
@@ -50,8 +55,9 @@ def test_idempotency_conflict(store, pg_dsn):
     assert store.propose(ALICE, "add", ADD, idempotency_key="k1", level="user").id == p.id
     before = db_state(pg_dsn)
     with pytest.raises(IdempotencyConflictError, match="new idempotency key"):
-        store.propose(ALICE, "add", {"kind": "fact", "content": "Other"}, idempotency_key="k1",
-                      level="user")
+        store.propose(
+            ALICE, "add", {"kind": "fact", "content": "Other"}, idempotency_key="k1", level="user"
+        )
     with pytest.raises(IdempotencyConflictError):
         store.propose(Owner("alice", agent="a"), "add", ADD, level="agent", idempotency_key="k1")
     assert db_state(pg_dsn) == before
@@ -60,8 +66,9 @@ def test_idempotency_conflict(store, pg_dsn):
 
 
 def test_approve_and_replay(store):
-    p = store.propose(ALICE, "add", ADD, evidence={"source_event_id": "m1", "thread_id": "t"},
-                      level="user")
+    p = store.propose(
+        ALICE, "add", ADD, evidence={"source_event_id": "m1", "thread_id": "t"}, level="user"
+    )
     r = store.decide(ALICE, p.id, "approve")
     assert (r.status, r.write_status, r.operation) == ("approved", "CREATED", "add")
     rec = store.get_record(ALICE, r.record_id)
@@ -76,9 +83,12 @@ def test_approve_and_replay(store):
     assert got.status == "approved" and got.actor == "human" and got.decided_at == T0
     assert store.list_pending(ALICE) == []
     # re-proposing the same thing replays the decided proposal
-    assert store.propose(ALICE, "add", ADD, evidence={"source_event_id": "m1",
-                                                      "thread_id": "t"},
-       level="user").status == "approved"
+    assert (
+        store.propose(
+            ALICE, "add", ADD, evidence={"source_event_id": "m1", "thread_id": "t"}, level="user"
+        ).status
+        == "approved"
+    )
 
 
 def test_reject(store):
@@ -92,8 +102,11 @@ def test_reject(store):
 def test_edit_revalidates(store, pg_dsn):
     p = store.propose(ALICE, "add", ADD, level="user")
     before = db_state(pg_dsn)
-    for bad in [{"kind": "fact", "content": ""}, {"kind": "nope", "content": "x"},
-                {"kind": "fact", "content": "My card number is 4111 1111 1111 1111"}]:
+    for bad in [
+        {"kind": "fact", "content": ""},
+        {"kind": "nope", "content": "x"},
+        {"kind": "fact", "content": "My card number is 4111 1111 1111 1111"},
+    ]:
         with pytest.raises(ValidationError):
             store.decide(ALICE, p.id, "edit", args=bad)
     with pytest.raises(ValidationError):
@@ -208,8 +221,13 @@ def test_inbox_thread_filter_and_not_found(store):
     store.propose(ALICE, "add", {"kind": "fact", "content": "other"}, thread_id="t2", level="user")
     assert [p.id for p in store.list_pending(ALICE, thread_id="t1")] == [a.id]
     assert a.thread_id == "t1" and store.get_proposal(ALICE, a.id).thread_id == "t1"
-    b = store.propose(ALICE, "add", {"kind": "fact", "content": "third"},
-                      evidence={"thread_id": "t3"}, level="user")
+    b = store.propose(
+        ALICE,
+        "add",
+        {"kind": "fact", "content": "third"},
+        evidence={"thread_id": "t3"},
+        level="user",
+    )
     assert b.thread_id == "t3"
     for pid in ["0" * 32, "nope"]:
         with pytest.raises(NotFoundError):
@@ -221,8 +239,14 @@ def test_inbox_thread_filter_and_not_found(store):
 
 
 def test_grant_bounded_auto_approval(store, clock):
-    g = store.create_grant(ALICE, expires_at=T0 + timedelta(hours=1), kinds=["fact"],
-                           operations=["add"], max_mutations=2, max_bytes=100)
+    g = store.create_grant(
+        ALICE,
+        expires_at=T0 + timedelta(hours=1),
+        kinds=["fact"],
+        operations=["add"],
+        max_mutations=2,
+        max_bytes=100,
+    )
     assert (g.used_mutations, g.used_bytes) == (0, 0)
     p1 = store.propose(ALICE, "add", {"kind": "fact", "content": "Uses vim"}, level="user")
     r = store.decide_with_grant(ALICE, p1.id, g.id)
@@ -235,8 +259,9 @@ def test_grant_bounded_auto_approval(store, clock):
     # replay returns the stored result and uses nothing
     assert store.decide_with_grant(ALICE, p1.id, g.id) == r
     # a kind or operation it does not allow: None, stays pending
-    p_instr = store.propose(ALICE, "add", {"kind": "instruction", "content": "Be brief"},
-                            level="user")
+    p_instr = store.propose(
+        ALICE, "add", {"kind": "instruction", "content": "Be brief"}, level="user"
+    )
     assert store.decide_with_grant(ALICE, p_instr.id, g.id) is None
     p_pref = store.propose(ALICE, "set_preference", {"key": "a", "value": "b"}, level="user")
     assert store.decide_with_grant(ALICE, p_pref.id, g.id) is None
@@ -255,8 +280,14 @@ def test_grant_bounded_auto_approval(store, clock):
 
 
 def test_grant_expiry_and_exact_owner(store, clock):
-    g = store.create_grant(ALICE, expires_at=T0 + timedelta(hours=1), kinds=["fact"],
-                           operations=["add"], max_mutations=5, max_bytes=1000)
+    g = store.create_grant(
+        ALICE,
+        expires_at=T0 + timedelta(hours=1),
+        kinds=["fact"],
+        operations=["add"],
+        max_mutations=5,
+        max_bytes=1000,
+    )
     p = store.propose(ALICE, "add", ADD, level="user")
     clock.now = T0 + timedelta(hours=1)
     assert store.decide_with_grant(ALICE, p.id, g.id) is None
@@ -265,29 +296,50 @@ def test_grant_expiry_and_exact_owner(store, clock):
         with pytest.raises(NotFoundError):
             store.get_grant(other, g.id)
     with pytest.raises(ValidationError):
-        store.create_grant(ALICE, expires_at=T0, kinds=["fact"], operations=["add"],
-                           max_mutations=1, max_bytes=1)
+        store.create_grant(
+            ALICE, expires_at=T0, kinds=["fact"], operations=["add"], max_mutations=1, max_bytes=1
+        )
     with pytest.raises(ValidationError):
-        store.create_grant(ALICE, expires_at=T0 + timedelta(hours=9), kinds=["fact"],
-                           operations=["add"], max_mutations=0, max_bytes=1)
+        store.create_grant(
+            ALICE,
+            expires_at=T0 + timedelta(hours=9),
+            kinds=["fact"],
+            operations=["add"],
+            max_mutations=0,
+            max_bytes=1,
+        )
 
 
 def test_inbox_is_in_creation_order_under_a_frozen_clock(store):
     contents = ["zeta", "alpha", "mid", "beta"]
-    ids = [store.propose(ALICE, "add", {"kind": "fact", "content": c},
-                         level="user").id for c in contents]
+    ids = [
+        store.propose(ALICE, "add", {"kind": "fact", "content": c}, level="user").id
+        for c in contents
+    ]
     assert [p.id for p in store.list_pending(ALICE)] == ids
 
 
 def test_grant_can_cover_profile_patches(store, clock):
-    g = store.create_grant(ALICE, expires_at=T0 + timedelta(hours=1), kinds=["profile"],
-                           operations=["patch_profile"], max_mutations=1, max_bytes=100)
+    g = store.create_grant(
+        ALICE,
+        expires_at=T0 + timedelta(hours=1),
+        kinds=["profile"],
+        operations=["patch_profile"],
+        max_mutations=1,
+        max_bytes=100,
+    )
     p = store.propose(ALICE, "patch_profile", {"patch": {"name": "Ann"}})
     assert store.decide_with_grant(ALICE, p.id, g.id).status == "approved"
     assert store.get_profile(ALICE).fields == {"name": "Ann"}
     with pytest.raises(ValidationError, match="grant kind"):
-        store.create_grant(ALICE, expires_at=T0 + timedelta(hours=1), kinds=["persona"],
-                           operations=["add"], max_mutations=1, max_bytes=100)
+        store.create_grant(
+            ALICE,
+            expires_at=T0 + timedelta(hours=1),
+            kinds=["persona"],
+            operations=["add"],
+            max_mutations=1,
+            max_bytes=100,
+        )
 
 
 def test_approval_policy():

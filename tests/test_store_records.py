@@ -28,11 +28,23 @@ def stored_tokens(dsn, record_id):
 
 
 def test_add_and_get(store, pg_dsn):
-    k = {"applies_when": ["咖啡店"], "counterexamples": ["at home"],
-         "claim": {"key": "drink.morning", "value": "latte"}}
-    r = store.add(ALICE, "fact", "DeepSeek插件，咖啡", knowledge=k,
-                  evidence={"quote": "I like coffee", "source_event_id": "m1", "thread_id": "t1",
-                            "observed_at": "2026-01-01T11:00:00Z"})
+    k = {
+        "applies_when": ["咖啡店"],
+        "counterexamples": ["at home"],
+        "claim": {"key": "drink.morning", "value": "latte"},
+    }
+    r = store.add(
+        ALICE,
+        "fact",
+        "DeepSeek插件，咖啡",
+        knowledge=k,
+        evidence={
+            "quote": "I like coffee",
+            "source_event_id": "m1",
+            "thread_id": "t1",
+            "observed_at": "2026-01-01T11:00:00Z",
+        },
+    )
     assert (r.status, r.write_status, r.version) == ("approved", "CREATED", 1)
     rec = store.get_record(ALICE, r.record_id)
     assert rec.content == "DeepSeek插件，咖啡" and rec.kind == "fact" and rec.version == 1
@@ -102,8 +114,11 @@ def test_content_limit_boundary(store, pg_dsn):
 
 
 def test_knowledge_limits(store, pg_dsn):
-    ok = {"applies_when": ["a" * 256] * 4, "counterexamples": ["b" * 256] * 4,
-          "claim": {"key": "k" * 128, "value": "v" * 256}}
+    ok = {
+        "applies_when": ["a" * 256] * 4,
+        "counterexamples": ["b" * 256] * 4,
+        "claim": {"key": "k" * 128, "value": "v" * 256},
+    }
     assert store.add(ALICE, "fact", "fine", knowledge=ok).write_status == "CREATED"
     before = db_state(pg_dsn)
     bad = [
@@ -166,8 +181,13 @@ def test_capacity(make_store, clock):
 
 def test_replace_compare_and_set(store, pg_dsn):
     r = store.add(ALICE, "fact", "Lives in Paris")
-    ok = store.replace(ALICE, r.record_id, "Lives in Berlin", base_version=1,
-                       knowledge={"claim": {"key": "home.city", "value": "berlin"}})
+    ok = store.replace(
+        ALICE,
+        r.record_id,
+        "Lives in Berlin",
+        base_version=1,
+        knowledge={"claim": {"key": "home.city", "value": "berlin"}},
+    )
     assert (ok.status, ok.write_status, ok.version) == ("approved", "UPDATED", 2)
     rec = store.get_record(ALICE, r.record_id)
     assert rec.content == "Lives in Berlin" and rec.version == 2 and rec.id == r.record_id
@@ -205,7 +225,8 @@ def test_expiry_instant(store):
     exp = T0 + timedelta(hours=2)
     r = store.add(ALICE, "fact", "Temporary badge", expires_at=exp)
     assert [x.id for x in store.list_records(ALICE, as_of=exp - timedelta(microseconds=1))] == [
-        r.record_id]
+        r.record_id
+    ]
     assert store.list_records(ALICE, as_of=exp) == []
     assert store.search(ALICE, "badge", as_of=exp) == []
     assert len(store.search(ALICE, "badge", as_of=exp - timedelta(seconds=1))) == 1

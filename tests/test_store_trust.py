@@ -41,8 +41,11 @@ def test_a_change_proposal_lives_at_its_targets_level(store: Any, pg_dsn: str) -
     with pytest.raises(ScopeError):
         store.propose(HERE, "replace", {"content": "x"}, target_id=rec.record_id, level="user")
     # the same user elsewhere (no workspace/agent, or another agent) sees none of it
-    for other in (ALICE, Owner("alice", workspace="w1"), Owner("alice", workspace="w1",
-                                                               agent="a2")):
+    for other in (
+        ALICE,
+        Owner("alice", workspace="w1"),
+        Owner("alice", workspace="w1", agent="a2"),
+    ):
         assert store.list_pending(other) == []
         assert "secret-plan" not in repr(store.audit_log(other, limit=1000))
         for pid in (p.id, q.id):
@@ -56,8 +59,11 @@ def test_a_change_proposal_lives_at_its_targets_level(store: Any, pg_dsn: str) -
 
 def test_a_new_write_names_its_level(store: Any, pg_dsn: str) -> None:
     before = db_state(pg_dsn)
-    for op, args in (("add", FACT), ("set_preference", {"key": "tone", "value": "brief"}),
-                     ("delete_preference", {"key": "tone"})):
+    for op, args in (
+        ("add", FACT),
+        ("set_preference", {"key": "tone", "value": "brief"}),
+        ("delete_preference", {"key": "tone"}),
+    ):
         with pytest.raises(ValidationError, match="explicit level"):
             store.propose(HERE, op, args)
     with pytest.raises(ScopeError):
@@ -69,10 +75,13 @@ def test_a_new_write_names_its_level(store: Any, pg_dsn: str) -> None:
 
 
 def _grant(store: Any, owner: Owner, **kw: Any) -> str:
-    opts: dict[str, Any] = {"expires_at": store.clock() + timedelta(hours=1),
-                            "kinds": ["fact", "preference"],
-                            "operations": ["add", "set_preference", "replace", "remove"],
-                            "max_mutations": 10, "max_bytes": 10_000}
+    opts: dict[str, Any] = {
+        "expires_at": store.clock() + timedelta(hours=1),
+        "kinds": ["fact", "preference"],
+        "operations": ["add", "set_preference", "replace", "remove"],
+        "max_mutations": 10,
+        "max_bytes": 10_000,
+    }
     opts.update(kw)
     return str(store.create_grant(owner, **opts).id)
 
@@ -105,8 +114,9 @@ def test_a_grant_never_approves_a_broader_write(store: Any) -> None:
 def test_a_workspace_grant_cannot_cover_the_profile(store: Any, pg_dsn: str) -> None:
     before = db_state(pg_dsn)
     with pytest.raises(ScopeError):
-        _grant(store, Owner("alice", workspace="w1"), kinds=["profile"],
-               operations=["patch_profile"])
+        _grant(
+            store, Owner("alice", workspace="w1"), kinds=["profile"], operations=["patch_profile"]
+        )
     assert db_state(pg_dsn) == before
     gid = _grant(store, ALICE, kinds=["profile"], operations=["patch_profile"])
     p = store.propose(ALICE, "patch_profile", {"patch": {"name": "Al"}})
@@ -142,8 +152,10 @@ def test_the_guard_checks_trusted_evidence_edits_and_imports(store: Any, pg_dsn:
         store.add(ALICE, "fact", "Uses vim", evidence={"quote": SECRET})
     with pytest.raises(ValidationError, match="guard"):
         store.set_preference(ALICE, "tone", "brief", source="4111 1111 1111 1111")
-    doc = {"version": EXPORT_VERSION, "records": [{"kind": "fact", "content": "Uses vim",
-                                          "provenance": {"quote": SECRET}}]}
+    doc = {
+        "version": EXPORT_VERSION,
+        "records": [{"kind": "fact", "content": "Uses vim", "provenance": {"quote": SECRET}}],
+    }
     with pytest.raises(ValidationError, match="guard"):
         store.import_document(ALICE, doc)
     assert db_state(pg_dsn) == before
@@ -155,8 +167,16 @@ def test_the_guard_checks_trusted_evidence_edits_and_imports(store: Any, pg_dsn:
 
 # --- §4 provenance and lifetimes --------------------------------------------------------------
 
-BAD_EVENT_IDS = ["human msg 1", "m1\n## Assistant", "m\x1b[2J", "m\u202e1", "ｈuman-msg-1",
-                 "x" * 201, "", "-lead"]
+BAD_EVENT_IDS = [
+    "human msg 1",
+    "m1\n## Assistant",
+    "m\x1b[2J",
+    "m\u202e1",
+    "ｈuman-msg-1",
+    "x" * 201,
+    "",
+    "-lead",
+]
 
 
 @pytest.mark.parametrize("bad", BAD_EVENT_IDS)
@@ -166,8 +186,7 @@ def test_source_event_id_has_a_format_checked_on_every_write(
     rec = store.add(ALICE, "fact", "Uses vim")
     before = db_state(pg_dsn)
     for call in (
-        lambda: store.propose(ALICE, "add", FACT, level="user",
-                              evidence={"source_event_id": bad}),
+        lambda: store.propose(ALICE, "add", FACT, level="user", evidence={"source_event_id": bad}),
         lambda: store.propose(ALICE, "add", FACT, level="user", evidence={"tool_call_id": bad}),
         lambda: store.add(ALICE, "fact", "Uses emacs", evidence={"source_event_id": bad}),
         lambda: store.set_preference(ALICE, "tone", "brief", source_event_id=bad),
@@ -181,10 +200,20 @@ def test_source_event_id_has_a_format_checked_on_every_write(
 
 def test_harness_ids_pass_and_tool_calls_have_their_own_field(store: Any) -> None:
     for good in ["human-msg-0001", str(uuid.uuid4()), "run-1f2e:0", "lc_msg/42"]:
-        store.propose(ALICE, "add", {"kind": "fact", "content": f"fact {good}"}, level="user",
-                      evidence={"source_event_id": good})
-    p = store.propose(ALICE, "add", FACT, level="user",
-                      evidence={"tool_call_id": "call_abc123", "quote": "I use vim"})
+        store.propose(
+            ALICE,
+            "add",
+            {"kind": "fact", "content": f"fact {good}"},
+            level="user",
+            evidence={"source_event_id": good},
+        )
+    p = store.propose(
+        ALICE,
+        "add",
+        FACT,
+        level="user",
+        evidence={"tool_call_id": "call_abc123", "quote": "I use vim"},
+    )
     assert p.evidence["tool_call_id"] == "call_abc123" and "source_event_id" not in p.evidence
     res = store.decide(ALICE, p.id, "approve")
     assert store.get_record(ALICE, res.record_id).provenance.source_event_id is None
@@ -193,9 +222,12 @@ def test_harness_ids_pass_and_tool_calls_have_their_own_field(store: Any) -> Non
 def test_untrusted_lifetimes_are_clamped_by_policy(store: Any) -> None:
     now = store.clock()
     lim = store.limits
-    p = store.propose(ALICE, "set_preference", {"key": "tone", "value": "brief",
-                                                "expires_at": "9999-12-31T00:00:00Z"},
-                      level="user")
+    p = store.propose(
+        ALICE,
+        "set_preference",
+        {"key": "tone", "value": "brief", "expires_at": "9999-12-31T00:00:00Z"},
+        level="user",
+    )
     cap = now + lim.max_lifetime
     assert p.args["expires_at"] == cap.strftime("%Y-%m-%dT%H:%M:%SZ")
     store.decide(ALICE, p.id, "approve")
@@ -203,8 +235,12 @@ def test_untrusted_lifetimes_are_clamped_by_policy(store: Any) -> None:
     q = store.propose(ALICE, "add", FACT, level="user", ttl=timedelta.max)
     assert q.expires_at == now + lim.max_proposal_ttl
     e = store.propose(ALICE, "add", {"kind": "fact", "content": "edit me"}, level="user")
-    store.decide(ALICE, e.id, "edit", args={"kind": "fact", "content": "edited",
-                                            "expires_at": "9000-01-01T00:00:00Z"})
+    store.decide(
+        ALICE,
+        e.id,
+        "edit",
+        args={"kind": "fact", "content": "edited", "expires_at": "9000-01-01T00:00:00Z"},
+    )
     edited = [r for r in store.list_records(ALICE) if r.content == "edited"]
     assert edited and edited[0].expires_at == cap
     # a trusted write is the application's own: not clamped
@@ -219,8 +255,9 @@ def test_confidence_is_set_by_the_store(store: Any) -> None:
     res = store.decide(ALICE, p.id, "approve")
     assert store.get_record(ALICE, res.record_id).confidence == 1.0
     gid = _grant(store, ALICE)
-    g = store.propose(ALICE, "add", {"kind": "fact", "content": "b", "confidence": 1.0},
-                      level="user")
+    g = store.propose(
+        ALICE, "add", {"kind": "fact", "content": "b", "confidence": 1.0}, level="user"
+    )
     res = store.decide_with_grant(ALICE, g.id, gid)
     assert store.get_record(ALICE, res.record_id).confidence == 0.7
 
@@ -242,8 +279,13 @@ def test_hostile_values_raise_library_errors(store: Any, pg_dsn: str) -> None:
     exp = store.clock() + timedelta(hours=1)
     big = "x" * 100_000
     before = db_state(pg_dsn)
-    grant_kw = {"expires_at": exp, "kinds": ["fact"], "operations": ["add"],
-                "max_mutations": 1, "max_bytes": 1}
+    grant_kw = {
+        "expires_at": exp,
+        "kinds": ["fact"],
+        "operations": ["add"],
+        "max_mutations": 1,
+        "max_bytes": 1,
+    }
     calls = [
         lambda: Owner("al\ud800ice"),
         lambda: Owner("al\x00ice"),
@@ -314,8 +356,14 @@ def test_user_ids_fold_case_and_space_only() -> None:
     same = [("alice", " ALICE\n"), ("Bob@Example.com", "bob@example.COM"), ("ΣΟΦΙΑ", "σοφια")]
     for a, b in same:
         assert Owner(a).scope_id == Owner(b).scope_id
-    apart = [("Straße", "STRASSE"), ("\u212aate", "kate"), ("ａlice", "alice"),
-             ("ﬁona", "fiona"), ("İrem", "i̇rem"), ("alice\u200b", "alice")]
+    apart = [
+        ("Straße", "STRASSE"),
+        ("\u212aate", "kate"),
+        ("ａlice", "alice"),
+        ("ﬁona", "fiona"),
+        ("İrem", "i̇rem"),
+        ("alice\u200b", "alice"),
+    ]
     for a, b in apart:
         assert Owner(a).scope_id != Owner(b).scope_id, (a, b)
         # the explicit opt-in merges them
@@ -339,11 +387,16 @@ def test_a_migration_moves_legacy_change_proposals_to_their_targets_level(
     p = store.propose(HERE, "replace", {"content": "legacy-plan v2"}, target_id=rec.record_id)
     with psycopg.connect(pg_dsn, autocommit=True) as conn:
         # the shape earlier versions stored: level 'user', no agent/workspace
-        for table, cond in (("mg_proposals", "id = %s"),
-                            ("mg_audit", "proposal_id = %s AND target_kind = 'proposal'")):
-            conn.execute(f"UPDATE {table} SET agent_key = '', workspace_key = ''"
-                         + (", level = 'user'" if table == "mg_proposals" else "")
-                         + f" WHERE {cond}", (p.id,))
+        for table, cond in (
+            ("mg_proposals", "id = %s"),
+            ("mg_audit", "proposal_id = %s AND target_kind = 'proposal'"),
+        ):
+            conn.execute(
+                f"UPDATE {table} SET agent_key = '', workspace_key = ''"
+                + (", level = 'user'" if table == "mg_proposals" else "")
+                + f" WHERE {cond}",
+                (p.id,),
+            )
         assert store.get_proposal(ALICE, p.id).level == "user"  # the legacy leak
         assert "legacy-plan v2" in repr(store.audit_log(ALICE, limit=100))
         fix = next(m for m in MIGRATIONS if "UPDATE mg_proposals p SET level = r.level" in m)

@@ -292,8 +292,9 @@ def store_report(
                     {"kind": "fact", "content": d.text, "evidence": _evidence(d, thread, seq)}
                     for d, (thread, seq) in zip(cdocs, threads(cdocs), strict=True)
                 ]
-                for d, result in zip(cdocs, store.add_many(owner, items, skip_refused=True),
-                                     strict=True):
+                for d, result in zip(
+                    cdocs, store.add_many(owner, items, skip_refused=True), strict=True
+                ):
                     if result.record_id is None:
                         refused.append((corpus, d.id))
                     else:
@@ -306,8 +307,10 @@ def store_report(
                 return [id_map.get((corpus, h.record.id), h.record.id) for h in hits]
 
             if refused:
-                print(f"note: {len(refused)} of {len(docs)} documents were refused by the store",
-                      file=sys.stderr)
+                print(
+                    f"note: {len(refused)} of {len(docs)} documents were refused by the store",
+                    file=sys.stderr,
+                )
             return evaluate(queries, search, k=k, refused=refused)
 
 

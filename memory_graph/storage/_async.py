@@ -147,4 +147,3 @@ class AsyncMemoryStore(
     async def setup(self) -> list[int]:
         """Apply pending migrations (idempotent). Returns the versions applied now."""
         return await self._run(setup_op())
-

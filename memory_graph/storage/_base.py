@@ -29,10 +29,16 @@ _log = logging.getLogger("memory_graph")
 def pool_kwargs() -> dict[str, Any]:
     """Connection flags the store needs.
 
-    Explicit transactions (the driver commits), and a UTC session so every timestamp read
-    back is in UTC.
+    Explicit transactions (the driver commits), a UTC session so every timestamp read back
+    is in UTC, and generic plans for prepared statements: the store's statements are keyed
+    lookups whose best plan does not depend on the values, and PostgreSQL otherwise re-plans
+    the guarded commit statement on every call once the tables have statistics (costlier
+    than running it).
     """
-    return {"autocommit": False, "options": "-c TimeZone=UTC"}
+    return {
+        "autocommit": False,
+        "options": "-c TimeZone=UTC -c plan_cache_mode=force_generic_plan",
+    }
 
 
 class StoreBase:

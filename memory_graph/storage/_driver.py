@@ -23,6 +23,7 @@ from typing import Any, Literal, TypeVar
 
 import psycopg
 from psycopg import errors as pgerrors
+from psycopg.pq import ExecStatus
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool, ConnectionPool, PoolTimeout
 
@@ -43,6 +44,8 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+
+TUPLES_OK = ExecStatus.TUPLES_OK
 
 Fetch = Literal["none", "one", "all", "rowcount"]
 
@@ -268,6 +271,12 @@ async def open_async_pool(dsn: str, opts: PoolOptions, **kwargs: Any) -> AsyncCh
     return pool
 
 
+def _has_rows(cur: Any) -> bool:
+    """Whether the statement returned rows (``cur.description`` would build column objects)."""
+    res = cur.pgresult
+    return res is not None and res.status == TUPLES_OK
+
+
 def _read(cur: Any, q: Query, rows: list[dict[str, Any]] | None) -> Any:
     if q.fetch == "none":
         return None
@@ -357,7 +366,7 @@ def _drive_sync(conn: psycopg.Connection[Any], op: Op[T], pipe: Any) -> T:
             if q.fetch != "none":
                 if pipe is not None:
                     pipe.sync()  # send what is queued and wait for this result
-                rows = cur.fetchall() if q.fetch in ("one", "all") and cur.description else None
+                rows = cur.fetchall() if q.fetch in ("one", "all") and _has_rows(cur) else None
                 result = _read(cur, q, rows)
                 cur.close()
             q = op.send(result)
@@ -392,7 +401,7 @@ async def _drive_async(conn: psycopg.AsyncConnection[Any], op: Op[T], pipe: Any)
                 if pipe is not None:
                     await pipe.sync()
                 rows = (
-                    await cur.fetchall() if q.fetch in ("one", "all") and cur.description else None
+                    await cur.fetchall() if q.fetch in ("one", "all") and _has_rows(cur) else None
                 )
                 result = _read(cur, q, rows)
                 await cur.close()

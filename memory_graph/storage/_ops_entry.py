@@ -91,8 +91,7 @@ def turn_entry_op(
     params: list[Any] = []
     if one is not None:
         sql += (
-            f" LEFT JOIN LATERAL (SELECT to_jsonb(x)::text AS {_ONE} FROM ({one.sql}) x) o"
-            " ON true"
+            f" LEFT JOIN LATERAL (SELECT to_jsonb(x)::text AS {_ONE} FROM ({one.sql}) x) o ON true"
         )
         params += _params(one)
         cols.append(f"o.{_ONE}")
@@ -128,4 +127,3 @@ def turn_entry_op(
             answer = yield snap_q  # the owner's first recall: the pool is read in full
         recalled = yield from _finish(snapshot, answer)
     return TurnEntry(block, recalled, listed)
-

@@ -96,10 +96,25 @@ def record_evidence_op(
         values.append("(" + ", ".join(["%s"] * 19) + ")")
         params.extend(
             [
-                scope, e.ref, agent, ws, tid, e.message_id, e.position, e.step, e.tool_name,
-                e.call_id, e.args_digest, e.result_digest, e.size, e.arg_summary,
-                f.path if f else None, f.size if f else None, f.mtime_ns if f else None,
-                f.digest if f else None, now,
+                scope,
+                e.ref,
+                agent,
+                ws,
+                tid,
+                e.message_id,
+                e.position,
+                e.step,
+                e.tool_name,
+                e.call_id,
+                e.args_digest,
+                e.result_digest,
+                e.size,
+                e.arg_summary,
+                f.path if f else None,
+                f.size if f else None,
+                f.mtime_ns if f else None,
+                f.digest if f else None,
+                now,
             ]
         )
     rows = yield Query(

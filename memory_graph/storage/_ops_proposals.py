@@ -521,9 +521,7 @@ def grant_covers(grant: dict[str, Any], row: dict[str, Any]) -> bool:
     agent. So a grant of a workspace or agent principal never approves a user-level write
     (nor the profile), which every other workspace and agent of the user would see.
     """
-    return all(
-        not grant[k] or row[k] == grant[k] for k in ("agent_key", "workspace_key")
-    )
+    return all(not grant[k] or row[k] == grant[k] for k in ("agent_key", "workspace_key"))
 
 
 def decide_with_grant_op(

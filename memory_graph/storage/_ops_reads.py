@@ -49,9 +49,7 @@ def get_profile_op(owner: Owner) -> Op[Profile]:
     return profile_from_row(row)
 
 
-def preferences_sql(
-    owner: Owner, at: datetime, cols: str = RECORD_COLS
-) -> tuple[str, list[Any]]:
+def preferences_sql(owner: Owner, at: datetime, cols: str = RECORD_COLS) -> tuple[str, list[Any]]:
     """The owner's active keyed preferences at ``at`` (``cols``), and the params."""
     cond, params = visible(owner)
     return (

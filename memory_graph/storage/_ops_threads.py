@@ -58,8 +58,7 @@ def claim_thread_op(owner: Owner, thread: str, *, claim: bool, now: datetime) ->
     if row is None:
         if claim:  # lost a race to a concurrent claim that has not committed yet: re-read
             row = yield Query(
-                "SELECT scope_id, agent_key, workspace_key FROM mg_threads "
-                "WHERE thread_id = %s",
+                "SELECT scope_id, agent_key, workspace_key FROM mg_threads WHERE thread_id = %s",
                 (tid,),
                 fetch="one",
             )

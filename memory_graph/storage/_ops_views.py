@@ -62,8 +62,7 @@ def context_block_op(owner: Owner, *, as_of: datetime | None, clock: Clock) -> O
     persona_q, persona_params = persona_sql(owner)
     prefs_q, prefs_params = preferences_sql(owner, at, _PREF_COLS)
     rows = yield Query(
-        f"{_PERSONA_PART.format(persona=persona_q)} UNION ALL {_PROFILE_PART} "
-        f"UNION ALL {prefs_q}",
+        f"{_PERSONA_PART.format(persona=persona_q)} UNION ALL {_PROFILE_PART} UNION ALL {prefs_q}",
         [*persona_params, owner.scope_id, *prefs_params],
     )
     persona = next((persona_from_row(r) for r in rows if r["part"] == "persona"), None)

@@ -149,4 +149,3 @@ class AsyncProposalMethods(AsyncStoreShell):
                 owner, document, thread_id=thread_id, clock=self._clock, limits=self._limits
             )
         )
-

@@ -150,4 +150,3 @@ class ProposalMethods(StoreShell):
                 owner, document, thread_id=thread_id, clock=self._clock, limits=self._limits
             )
         )
-

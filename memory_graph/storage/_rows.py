@@ -210,8 +210,16 @@ def grant_from_row(row: Mapping[str, Any]) -> Grant:
     )
 
 
+_PLAIN = frozenset({str, int, float, bool, type(None)})
+
+
 def jsonable(value: Any) -> Any:
     """Convert a row (or any value from one) to plain JSON for the audit log."""
+    kind = type(value)
+    if kind in _PLAIN:  # the common case first: an ABC check per value costs on every commit
+        return value
+    if kind is dict:
+        return {str(k): jsonable(v) for k, v in value.items()}
     if isinstance(value, datetime):
         return format_utc(value)
     if isinstance(value, uuid.UUID):

@@ -141,4 +141,3 @@ class MemoryStore(
     def setup(self) -> list[int]:
         """Apply pending migrations (idempotent). Returns the versions applied now."""
         return self._run(setup_op())
-

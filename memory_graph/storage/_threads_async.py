@@ -34,9 +34,7 @@ class AsyncThreadMethods(AsyncStoreShell):
         )
         if before:
             return False
-        return await self._run(
-            TH.claim_thread_op(owner, thread_id, claim=True, now=self._clock())
-        )
+        return await self._run(TH.claim_thread_op(owner, thread_id, claim=True, now=self._clock()))
 
     async def check_thread(self, owner: Owner, thread_id: str) -> bool:
         """``True`` if ``owner`` started ``thread_id``, ``False`` if nobody has claimed it.
@@ -59,9 +57,7 @@ class AsyncThreadMethods(AsyncStoreShell):
             ThreadOwnerError: another principal (user, workspace or agent) started the thread.
             ValidationError: ``thread_id`` is not a non-blank string of at most 512 bytes.
         """
-        return await self._read(
-            TH.claim_thread_op(owner, thread_id, claim=True, now=self._clock())
-        )
+        return await self._read(TH.claim_thread_op(owner, thread_id, claim=True, now=self._clock()))
 
     async def list_threads(self, owner: Owner) -> list[str]:
         """Every thread id started by ``owner``'s user (any workspace or agent), oldest first."""
@@ -70,7 +66,11 @@ class AsyncThreadMethods(AsyncStoreShell):
     # --- tool evidence ---------------------------------------------------------------------
 
     async def record_evidence(
-        self, owner: Owner, thread_id: str, entries: Sequence[EvidenceEntry], *,
+        self,
+        owner: Owner,
+        thread_id: str,
+        entries: Sequence[EvidenceEntry],
+        *,
         max_per_thread: int = 200,
     ) -> list[EvidenceEntry]:
         """Index tool results of ``thread_id`` (claimed for ``owner``); no result text is kept.
@@ -99,4 +99,3 @@ class AsyncThreadMethods(AsyncStoreShell):
     async def list_evidence(self, owner: Owner, thread_id: str) -> list[EvidenceEntry]:
         """The evidence entries of ``thread_id`` for ``owner``, oldest first."""
         return await self._read(EV.list_evidence_op(owner, thread_id))
-

@@ -30,14 +30,10 @@ class ThreadMethods(StoreShell):
             ThreadOwnerError: another principal (user, workspace or agent) started the thread.
             ValidationError: ``thread_id`` is not a non-blank string of at most 512 bytes.
         """
-        before = self._read(
-            TH.claim_thread_op(owner, thread_id, claim=False, now=self._clock())
-        )
+        before = self._read(TH.claim_thread_op(owner, thread_id, claim=False, now=self._clock()))
         if before:
             return False
-        return self._run(
-            TH.claim_thread_op(owner, thread_id, claim=True, now=self._clock())
-        )
+        return self._run(TH.claim_thread_op(owner, thread_id, claim=True, now=self._clock()))
 
     def check_thread(self, owner: Owner, thread_id: str) -> bool:
         """``True`` if ``owner`` started ``thread_id``, ``False`` if nobody has claimed it.
@@ -45,9 +41,7 @@ class ThreadMethods(StoreShell):
         Raises:
             ThreadOwnerError: another principal started the thread.
         """
-        return self._read(
-            TH.claim_thread_op(owner, thread_id, claim=False, now=self._clock())
-        )
+        return self._read(TH.claim_thread_op(owner, thread_id, claim=False, now=self._clock()))
 
     def _own_thread(self, owner: Owner, thread_id: str) -> bool:
         """Claim ``thread_id`` for ``owner`` or check that it is ``owner``'s: one round trip.
@@ -60,9 +54,7 @@ class ThreadMethods(StoreShell):
             ThreadOwnerError: another principal (user, workspace or agent) started the thread.
             ValidationError: ``thread_id`` is not a non-blank string of at most 512 bytes.
         """
-        return self._read(
-            TH.claim_thread_op(owner, thread_id, claim=True, now=self._clock())
-        )
+        return self._read(TH.claim_thread_op(owner, thread_id, claim=True, now=self._clock()))
 
     def list_threads(self, owner: Owner) -> list[str]:
         """Every thread id started by ``owner``'s user (any workspace or agent), oldest first."""
@@ -71,7 +63,11 @@ class ThreadMethods(StoreShell):
     # --- tool evidence ---------------------------------------------------------------------
 
     def record_evidence(
-        self, owner: Owner, thread_id: str, entries: Sequence[EvidenceEntry], *,
+        self,
+        owner: Owner,
+        thread_id: str,
+        entries: Sequence[EvidenceEntry],
+        *,
         max_per_thread: int = 200,
     ) -> list[EvidenceEntry]:
         """Index tool results of ``thread_id`` (claimed for ``owner``); no result text is kept.
@@ -100,4 +96,3 @@ class ThreadMethods(StoreShell):
     def list_evidence(self, owner: Owner, thread_id: str) -> list[EvidenceEntry]:
         """The evidence entries of ``thread_id`` for ``owner``, oldest first."""
         return self._read(EV.list_evidence_op(owner, thread_id))
-
