@@ -105,12 +105,13 @@ def _target(dsn: str) -> tuple[str, int]:
 
 
 @contextlib.contextmanager
-def proxied(dsn: str) -> Iterator[tuple[str, RoundTrips]]:
+def proxied(dsn: str, trips: RoundTrips | None = None) -> Iterator[tuple[str, RoundTrips]]:
     """A DSN that reaches ``dsn``'s server through a counting proxy, and its counter.
 
-    The server must be reachable over TCP or a Unix socket directory (``host=/path``).
+    ``trips``: the counter to count into (a new one by default). The server must be
+    reachable over TCP or a Unix socket directory (``host=/path``).
     """
-    trips = RoundTrips()
+    trips = RoundTrips() if trips is None else trips
     host, port = _target(dsn)
     loop = asyncio.new_event_loop()
 

@@ -1,15 +1,17 @@
-"""The commit path's round trips, pinned by counting them (never by timing).
+"""The commit path's round trips, pinned by counting them on the wire (never by timing).
 
-A write runs in pipeline mode (``storage/_driver.py``): ``BEGIN`` and every statement whose
-result the op does not read are queued and go out with the next read; ``COMMIT`` is one
-more round trip. So a write costs (reads + 1) round trips, and the reads are what these
-tests count: each one is a ``Pipeline.sync`` (``AsyncPipeline.sync`` for the async twin).
+The driver (``storage/_driver.py``) runs a write statement by statement: ``BEGIN``, the op's
+statements, ``COMMIT``, each one round trip. These tests count the round trips through the
+benchmarks' counting proxy (``bench/_wire.py``) between the store and the server, so they
+pin what the server sees, whatever the client library does.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import psycopg
@@ -18,80 +20,79 @@ from _stores import T0
 
 from memory_graph import Owner, StaleWriteError
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+from _wire import RoundTrips, proxied  # noqa: E402  (the benchmarks' counting proxy)
+
 ALICE = Owner("alice", agent="helper")
 
 
 @pytest.fixture
-def reads(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
-    """A one-item list counting the pipeline syncs (reads) made since the last reset."""
-    count = [0]
-    sync, async_sync = psycopg.Pipeline.sync, psycopg.AsyncPipeline.sync
+def trips() -> RoundTrips:
+    """Round trips between the ``store`` fixture's pool and the server."""
+    return RoundTrips()
 
-    def counting(self: psycopg.Pipeline) -> None:
-        count[0] += 1
-        sync(self)
 
-    async def async_counting(self: psycopg.AsyncPipeline) -> None:
-        count[0] += 1
-        await async_sync(self)
-
-    monkeypatch.setattr(psycopg.Pipeline, "sync", counting)
-    monkeypatch.setattr(psycopg.AsyncPipeline, "sync", async_counting)
-    yield count
+@pytest.fixture
+def pg_dsn(pg_dsn: str, trips: RoundTrips) -> Iterator[str]:
+    """The test database, reached through the counting proxy (the stores connect here)."""
+    with proxied(pg_dsn, trips) as (dsn, _):
+        yield dsn
 
 
 def _prefs(store: Any) -> dict[str, str]:
     return {p.key: p.value for p in store.get_preferences(ALICE)}
 
 
-def _measure(reads: list[int], call: Any) -> tuple[int, Any]:
-    reads[0] = 0
+def _measure(trips: RoundTrips, call: Any) -> tuple[int, Any]:
+    trips.take()
     out = call()
-    return reads[0], out
+    return sum(trips.take().values()), out
 
 
-def test_a_preference_write_is_two_round_trips(store: Any, reads: list[int]) -> None:
-    # One read (the key's row, locked) + COMMIT.
+def test_a_preference_write_is_five_round_trips(store: Any, trips: RoundTrips) -> None:
+    # BEGIN, the key's lock, its row, the commit statement (record, proposal and audit
+    # rows), COMMIT. A stale write rolls that statement back instead.
     def write(value: str, seconds: int) -> Any:
         return store.set_preference(
             ALICE, "tone", value, updated_at=T0 + timedelta(seconds=seconds)
         )
 
-    n, res = _measure(reads, lambda: write("formal", 1))
-    assert (n, res.status) == (1, "CREATED")
-    n, res = _measure(reads, lambda: write("casual", 2))
-    assert (n, res.status) == (1, "UPDATED")
-    n, res = _measure(reads, lambda: write("casual", 3))
-    assert (n, res.status) == (1, "UNCHANGED")
-    reads[0] = 0
+    n, res = _measure(trips, lambda: write("formal", 1))
+    assert (n, res.status) == (5, "CREATED")
+    n, res = _measure(trips, lambda: write("casual", 2))
+    assert (n, res.status) == (5, "UPDATED")
+    n, res = _measure(trips, lambda: write("casual", 3))
+    assert (n, res.status) == (5, "UNCHANGED")
+    trips.take()
     with pytest.raises(StaleWriteError):
         write("old", 0)
-    assert reads[0] == 1
+    assert sum(trips.take().values()) == 5
     assert _prefs(store)["tone"] == "casual"
 
 
-def test_a_trusted_add_reads_once(store: Any, reads: list[int]) -> None:
-    # The guarded commit statement (the lock and the proposal row are queued); + COMMIT.
-    n, res = _measure(reads, lambda: store.add(ALICE, "fact", "Alice keeps bees"))
-    assert (n, res.write_status) == (1, "CREATED")
-    n, res = _measure(reads, lambda: store.add(ALICE, "fact", "Alice keeps bees"))
-    assert (n, res.write_status) == (2, "UNCHANGED")  # guarded attempt, then read the duplicate
+def test_a_trusted_add_is_four_round_trips(store: Any, trips: RoundTrips) -> None:
+    # BEGIN, the identity's lock, the guarded commit statement (with the proposal row),
+    # COMMIT. A duplicate fails the guard: read it, then reinforce it in one more statement.
+    n, res = _measure(trips, lambda: store.add(ALICE, "fact", "Alice keeps bees"))
+    assert (n, res.write_status) == (4, "CREATED")
+    n, res = _measure(trips, lambda: store.add(ALICE, "fact", "Alice keeps bees"))
+    assert (n, res.write_status) == (6, "UNCHANGED")
 
 
-def test_a_proposal_reads_twice(store: Any, reads: list[int]) -> None:
-    # Replay-or-rejection lookup in one statement, then the insert-or-read; + COMMIT.
+def test_a_proposal_is_four_round_trips(store: Any, trips: RoundTrips) -> None:
+    # BEGIN, the replay-or-rejection lookup, the insert-or-read, COMMIT.
     args = {"kind": "fact", "content": "Alice keeps bees"}
-    n, prop = _measure(reads, lambda: store.propose(ALICE, "add", args, level="user"))
-    assert (n, prop.status, prop.replayed) == (2, "pending", False)
-    n, again = _measure(reads, lambda: store.propose(ALICE, "add", args, level="user"))
-    assert (n, again.id, again.replayed) == (2, prop.id, True)
+    n, prop = _measure(trips, lambda: store.propose(ALICE, "add", args, level="user"))
+    assert (n, prop.status, prop.replayed) == (4, "pending", False)
+    n, again = _measure(trips, lambda: store.propose(ALICE, "add", args, level="user"))
+    assert (n, again.id, again.replayed) == (4, prop.id, True)
 
 
-def test_approving_an_add_reads_twice(store: Any, reads: list[int]) -> None:
-    # The proposal row locked (with the identity's lock), then the guarded commit; + COMMIT.
+def test_approving_an_add_is_four_round_trips(store: Any, trips: RoundTrips) -> None:
+    # BEGIN, the proposal row locked (with the identity's lock), the guarded commit, COMMIT.
     prop = store.propose(ALICE, "add", {"kind": "fact", "content": "Alice swims"}, level="user")
-    n, res = _measure(reads, lambda: store.decide(ALICE, prop.id, "approve"))
-    assert (n, res.status, res.write_status) == (2, "approved", "CREATED")
+    n, res = _measure(trips, lambda: store.decide(ALICE, prop.id, "approve"))
+    assert (n, res.status, res.write_status) == (4, "approved", "CREATED")
 
 
 def test_a_remembered_rejection_does_not_block_a_trusted_write(store: Any) -> None:

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
 from typing import Any
 
 import psycopg
 import pytest
 
 from memory_graph.storage._driver import Op, Query, run_sync
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+from _wire import proxied  # noqa: E402  (the benchmarks' counting proxy)
 
 
 def _count() -> Op[int]:
@@ -46,9 +51,9 @@ def test_readonly_runs_outside_a_transaction(pg_dsn: str) -> None:
         assert a < b
 
 
-def _queued_failure_then_read() -> Op[int]:
-    # Pipeline mode queues unread statements: the failure surfaces at the next read, and
-    # nothing of the transaction stays (not even the insert before the failure).
+def _failure_then_read() -> Op[int]:
+    # The failing statement raises; nothing of the transaction stays (not even the insert
+    # before the failure), and the statements after it never run.
     yield Query("INSERT INTO t VALUES (1)", fetch="none")
     yield Query("INSERT INTO t VALUES (1 / 0)", fetch="none")
     yield Query("INSERT INTO t VALUES (2)", fetch="none")
@@ -70,17 +75,17 @@ def _round_trips() -> Op[int]:
     return (yield from _count())
 
 
-def test_a_queued_statement_that_fails_rolls_back_the_transaction(pg_dsn: str) -> None:
+def test_a_failing_statement_rolls_back_the_transaction(pg_dsn: str) -> None:
     with psycopg.connect(pg_dsn) as conn:
         conn.execute("CREATE TABLE t (x int)")
         conn.commit()
         with pytest.raises(psycopg.errors.DivisionByZero):
-            run_sync(conn, _queued_failure_then_read())
+            run_sync(conn, _failure_then_read())
         assert run_sync(conn, _count(), readonly=True) == 0
         assert run_sync(conn, _count()) == 0  # the connection is usable again
 
 
-def test_a_parameterless_script_runs_statement_by_statement(pg_dsn: str) -> None:
+def test_a_parameterless_script_runs_whole(pg_dsn: str) -> None:
     with psycopg.connect(pg_dsn) as conn:
         conn.execute("CREATE TABLE t (x int)")
         conn.commit()
@@ -88,22 +93,15 @@ def test_a_parameterless_script_runs_statement_by_statement(pg_dsn: str) -> None
         assert sorted(r[0] for r in conn.execute("SELECT x FROM t")) == [1, 3, 3]
 
 
-def test_unread_statements_share_one_round_trip_with_the_next_read(pg_dsn: str) -> None:
-    # BEGIN, five inserts and the count go out together: one sync, so one round trip.
-    syncs = 0
-    original = psycopg.Pipeline.sync
-
-    def counting(self: psycopg.Pipeline) -> None:
-        nonlocal syncs
-        syncs += 1
-        original(self)
-
+def test_a_write_costs_one_round_trip_per_statement_plus_begin_and_commit(pg_dsn: str) -> None:
+    # Counted on the wire: BEGIN, five inserts, the count, COMMIT. No pipeline syncs and no
+    # round trip to leave a pipeline (psycopg spends one per sync and one on exit).
     with psycopg.connect(pg_dsn) as conn:
         conn.execute("CREATE TABLE t (x int)")
         conn.commit()
-        psycopg.Pipeline.sync = counting  # type: ignore[method-assign]
-        try:
-            assert run_sync(conn, _round_trips()) == 5
-        finally:
-            psycopg.Pipeline.sync = original  # type: ignore[method-assign]
-    assert syncs == 1
+    with proxied(pg_dsn) as (dsn, trips), psycopg.connect(dsn) as conn:
+        trips.take()
+        assert run_sync(conn, _round_trips()) == 5
+        assert sum(trips.take().values()) == 8
+        assert run_sync(conn, _count(), readonly=True) == 5
+        assert sum(trips.take().values()) == 1

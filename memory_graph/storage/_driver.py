@@ -13,7 +13,6 @@ checked on checkout, so the first call after a server restart succeeds.
 from __future__ import annotations
 
 import math
-import re
 import select
 from collections.abc import Generator, Iterator, Sequence
 from contextlib import contextmanager
@@ -62,8 +61,6 @@ class Query:
     params: Sequence[Any] | dict[str, Any] = ()
     fetch: Fetch = "all"
 
-
-_DOLLAR = re.compile(r"\$[A-Za-z_]*\$")
 
 Op = Generator[Query, Any, T]
 """A store operation: yields queries, receives results, returns its value."""
@@ -290,10 +287,12 @@ def _read(cur: Any, q: Query, rows: list[dict[str, Any]] | None) -> Any:
 def run_sync(conn: psycopg.Connection[Any], op: Op[T], *, readonly: bool = False) -> T:
     """Drive ``op`` on a sync connection, in one transaction.
 
-    Writes run in pipeline mode: ``BEGIN``, every statement whose result the op does not
-    read (``fetch="none"``) and ``COMMIT`` are queued and sent with the next statement whose
-    result it does read, so a commit costs one round trip per read, plus one. An error in a
-    queued statement surfaces at that point and rolls the whole transaction back.
+    Statements run one at a time, each a round trip: ``BEGIN``, the op's statements, then
+    ``COMMIT``; an error rolls the whole transaction back. An op keeps its statement count
+    low instead (a commit is one statement with its proposal and audit rows). Pipeline mode
+    was measured and dropped: on a server next door its client work cost more than the
+    round trips it saved, and psycopg still spent a round trip per sync and one to leave the
+    pipeline (ARCHITECTURE.md, "Commit path").
 
     With ``readonly=True`` (reads only) the statements run in autocommit mode instead: no
     ``BEGIN``/``COMMIT`` round trips, and each statement sees its own consistent snapshot.
@@ -302,76 +301,27 @@ def run_sync(conn: psycopg.Connection[Any], op: Op[T], *, readonly: bool = False
         conn.autocommit = True
         try:
             with map_errors():
-                return _drive_sync(conn, op, None)
+                return _drive_sync(conn, op)
         finally:
             if not conn.closed:  # a broken connection is discarded by the pool anyway
                 conn.autocommit = False
-    with map_errors(), conn.pipeline() as pipe, conn.transaction():
-        return _drive_sync(conn, op, pipe)
+    with map_errors(), conn.transaction():
+        return _drive_sync(conn, op)
 
 
-def split_script(sql: str) -> list[str]:
-    """The statements of a parameterless SQL script (pipeline mode runs one at a time).
-
-    Splits on ``;`` outside quotes, dollar quotes and comments. A single statement comes back
-    as a one-item list.
-
-    >>> split_script("CREATE TABLE t (a text DEFAULT 'x;y'); SELECT $f$;$f$; -- c;")
-    ["CREATE TABLE t (a text DEFAULT 'x;y')", 'SELECT $f$;$f$']
-    """
-    out: list[str] = []
-    start = i = 0
-    n = len(sql)
-    while i < n:
-        c = sql[i]
-        if c in "'\"":
-            end = sql.find(c, i + 1)
-            while end != -1 and sql[end + 1 : end + 2] == c:  # doubled quote
-                end = sql.find(c, end + 2)
-            i = n if end == -1 else end + 1
-        elif c == "-" and sql.startswith("--", i):
-            end = sql.find("\n", i)
-            i = n if end == -1 else end + 1
-        elif c == "$" and (m := _DOLLAR.match(sql, i)):
-            end = sql.find(m.group(0), m.end())
-            i = n if end == -1 else end + len(m.group(0))
-        elif c == ";":
-            out.append(sql[start:i])
-            i = start = i + 1
-        else:
-            i += 1
-    out.append(sql[start:])
-    return [stmt.strip() for stmt in out if _code(stmt)]
-
-
-def _code(stmt: str) -> bool:
-    return any(line.split("--", 1)[0].strip() for line in stmt.splitlines())
-
-
-def _statements(q: Query, pipe: Any) -> list[str]:
-    # Pipeline mode uses the extended protocol: one statement per execute.
-    if pipe is None or q.params or ";" not in q.sql:
-        return [q.sql]
-    return split_script(q.sql)
-
-
-def _drive_sync(conn: psycopg.Connection[Any], op: Op[T], pipe: Any) -> T:
-    try:
-        q = next(op)
-        while True:
-            cur = conn.cursor(row_factory=dict_row)
-            for sql in _statements(q, pipe):
-                cur.execute(sql, q.params)  # type: ignore[arg-type]
-            result = None
-            if q.fetch != "none":
-                if pipe is not None:
-                    pipe.sync()  # send what is queued and wait for this result
-                rows = cur.fetchall() if q.fetch in ("one", "all") and _has_rows(cur) else None
-                result = _read(cur, q, rows)
-                cur.close()
-            q = op.send(result)
-    except StopIteration as stop:
-        return stop.value  # type: ignore[no-any-return]
+def _drive_sync(conn: psycopg.Connection[Any], op: Op[T]) -> T:
+    with conn.cursor(row_factory=dict_row) as cur:
+        try:
+            q = next(op)
+            while True:
+                cur.execute(q.sql, q.params)  # type: ignore[arg-type]
+                result = None
+                if q.fetch != "none":
+                    want = q.fetch in ("one", "all") and _has_rows(cur)
+                    result = _read(cur, q, cur.fetchall() if want else None)
+                q = op.send(result)
+        except StopIteration as stop:
+            return stop.value  # type: ignore[no-any-return]
 
 
 async def run_async(conn: psycopg.AsyncConnection[Any], op: Op[T], *, readonly: bool = False) -> T:
@@ -380,31 +330,25 @@ async def run_async(conn: psycopg.AsyncConnection[Any], op: Op[T], *, readonly: 
         await conn.set_autocommit(True)
         try:
             with map_errors():
-                return await _drive_async(conn, op, None)
+                return await _drive_async(conn, op)
         finally:
             if not conn.closed:
                 await conn.set_autocommit(False)
     with map_errors():
-        async with conn.pipeline() as pipe, conn.transaction():
-            return await _drive_async(conn, op, pipe)
+        async with conn.transaction():
+            return await _drive_async(conn, op)
 
 
-async def _drive_async(conn: psycopg.AsyncConnection[Any], op: Op[T], pipe: Any) -> T:
-    try:
-        q = next(op)
-        while True:
-            cur = conn.cursor(row_factory=dict_row)
-            for sql in _statements(q, pipe):
-                await cur.execute(sql, q.params)  # type: ignore[arg-type]
-            result = None
-            if q.fetch != "none":
-                if pipe is not None:
-                    await pipe.sync()
-                rows = (
-                    await cur.fetchall() if q.fetch in ("one", "all") and _has_rows(cur) else None
-                )
-                result = _read(cur, q, rows)
-                await cur.close()
-            q = op.send(result)
-    except StopIteration as stop:
-        return stop.value  # type: ignore[no-any-return]
+async def _drive_async(conn: psycopg.AsyncConnection[Any], op: Op[T]) -> T:
+    async with conn.cursor(row_factory=dict_row) as cur:
+        try:
+            q = next(op)
+            while True:
+                await cur.execute(q.sql, q.params)  # type: ignore[arg-type]
+                result = None
+                if q.fetch != "none":
+                    want = q.fetch in ("one", "all") and _has_rows(cur)
+                    result = _read(cur, q, await cur.fetchall() if want else None)
+                q = op.send(result)
+        except StopIteration as stop:
+            return stop.value  # type: ignore[no-any-return]

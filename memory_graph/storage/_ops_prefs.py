@@ -29,7 +29,6 @@ from ._ops_records import (
     content_hash,
     lock,
     record_tokens,
-    statement,
 )
 from ._rows import RECORD_COLS
 
@@ -172,17 +171,15 @@ def apply_set_preference(
         version, status = 1, "CREATED"
     else:
         rid, version = str(row["id"]), current + 1
-        yield statement(
-            [
-                Query(
-                    "UPDATE mg_records SET content = %s, trust = %s, source = %s, "
-                    "source_event_id = %s, observed_at = %s, quote = %s, thread_id = %s, "
-                    "uri = %s, expires_at = %s, content_hash = %s, tokens = %s, "
-                    "updated_at = %s, status = 'active', version = %s, recorded_at = now() "
-                    "WHERE scope_id = %s AND id = %s",
-                    (*common, version, ident.scope_id, rid),
-                ),
-            ]
+        writes.append(
+            Query(
+                "UPDATE mg_records SET content = %s, trust = %s, source = %s, "
+                "source_event_id = %s, observed_at = %s, quote = %s, thread_id = %s, "
+                "uri = %s, expires_at = %s, content_hash = %s, tokens = %s, "
+                "updated_at = %s, status = 'active', version = %s, recorded_at = now() "
+                "WHERE scope_id = %s AND id = %s",
+                (*common, version, ident.scope_id, rid),
+            )
         )
         status = "CREATED" if state is None else "UPDATED"
     after = {

@@ -499,34 +499,31 @@ def apply_replace(
     version = r.version + 1
     scope = r.identity.scope_id
     tokens = record_tokens(args["content"], knowledge, r.key)
-    yield statement(
-        [
-            Query(
-                "UPDATE mg_records SET content = %s, knowledge = %s, claim_key = %s, "
-                "claim_value = %s, expires_at = %s, content_hash = %s, tokens = %s, "
-                "version = %s, updated_at = %s, recorded_at = now() "
-                "WHERE scope_id = %s AND id = %s",
-                (
-                    args["content"],
-                    Jsonb(knowledge) if knowledge else None,
-                    claim.get("key"),
-                    claim.get("value"),
-                    exp,
-                    content_hash(args["content"]),
-                    tokens,
-                    version,
-                    updated_at,
-                    scope,
-                    r.id,
-                ),
-            ),
-        ]
+    update = Query(
+        "UPDATE mg_records SET content = %s, knowledge = %s, claim_key = %s, "
+        "claim_value = %s, expires_at = %s, content_hash = %s, tokens = %s, "
+        "version = %s, updated_at = %s, recorded_at = now() "
+        "WHERE scope_id = %s AND id = %s",
+        (
+            args["content"],
+            Jsonb(knowledge) if knowledge else None,
+            claim.get("key"),
+            claim.get("value"),
+            exp,
+            content_hash(args["content"]),
+            tokens,
+            version,
+            updated_at,
+            scope,
+            r.id,
+        ),
     )
     return Outcome(
         "approved",
         "UPDATED",
         r.id,
         version,
+        writes=(update,),
         audits=(
             audit_row(
                 ctx,
