@@ -38,6 +38,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from ._gate import any_match
+
 __all__ = ["Normalized", "normalize"]
 
 _CJK_RANGE = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
@@ -283,6 +285,36 @@ def _numbers(pieces: list[_Piece], text: str) -> str:
     return text
 
 
+_STEPS = any_match(
+    _SPACED_CJK,
+    _SPACED_SYMBOL,
+    _SPACED_LATIN,
+    _SPLIT_WORD,
+    _SPACED_DIGITS,
+    _EXTRA_SPACES,
+    _DIGIT_LOOKALIKE,
+    _CN_DIGITS,
+    _CN_AMOUNT,
+)
+"""Every pattern a step after folding and simplification edits the text at."""
+
+
+def _unchanged(text: str) -> bool:
+    """True when :func:`normalize` leaves ``text`` as it is, character for character.
+
+    That is the case when every character folds to itself, Traditional -> Simplified
+    changes none of the Chinese characters, and no later step finds anything to edit
+    (a step with no match is a no-op, so the text stays ``text`` throughout).
+    """
+    if not (text.isascii() and text.isprintable()) and [_fold(ch) for ch in text] != list(text):
+        return False
+    if _CJK.search(text) is not None:
+        joined = "".join(_CJK.findall(text))
+        if str(_t2s().convert(joined)) != joined:
+            return False
+    return _STEPS.search(text) is None
+
+
 def normalize(text: str) -> Normalized:
     """Normalize ``text`` for detection (see the module docstring for the steps).
 
@@ -297,6 +329,8 @@ def normalize(text: str) -> Normalized:
     >>> normalize("di\\u200babetes").text
     'diabetes'
     """
+    if _unchanged(text):
+        return Normalized(text, text, tuple(range(len(text))), tuple(range(1, len(text) + 1)))
     if text.isascii() and text.isprintable():
         pieces: list[_Piece] = [[ch, i, i + 1] for i, ch in enumerate(text)]
     else:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from ._cues import Sentence, alt
+from ._gate import any_match
 from ._types import Cue
 
 __all__ = ["detect"]
@@ -103,10 +104,19 @@ _PUBLIC_ZH = re.compile(
 _REASON = "a precise home address (street and number, building, unit or room)"
 
 
+# Every cue is a match of one of these: a street, or a unit or postcode next to a home word.
+_GATE = any_match(_STREET_EN, _STREET_CAP, _STREET_WORDS, _UNIT_EN, _ZIP_EN)
+_GATE_ZH = any_match(
+    _STREET_ZH, _UNIT_ZH, _STREET_EN, _STREET_CAP, _STREET_WORDS, _UNIT_EN, _ZIP_EN
+)
+
+
 def detect(sent: Sentence) -> list[Cue]:
     """Address cues in one sentence."""
     text = sent.text
     cues: list[Cue] = []
+    if (_GATE_ZH if sent.zh else _GATE).search(text) is None:
+        return cues
     if sent.zh:
         street = _STREET_ZH.search(text)
         unit = _UNIT_ZH.search(text)

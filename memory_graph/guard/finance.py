@@ -20,6 +20,7 @@ from stdnum import luhn as _luhn
 from stdnum.us import rtn as _rtn
 
 from ._cues import Sentence, Typos, alt
+from ._gate import any_match
 from ._types import Cue
 
 __all__ = ["detect"]
@@ -250,8 +251,21 @@ _PACKAGE = re.compile(
 _TYPOS = Typos(["salary", "mortgage", "paycheck", "bankruptcy", "bankrupt", "garnished"])
 
 
+# Every status cue is a match of _STATUS_EN, or a term found only after _AMOUNT_EN matches
+# (on the lowered sentence); in Chinese also _STATUS_ZH, a term after _AMOUNT_ZH (on the
+# unquoted sentence) and _PACKAGE (lowered).
+_GATE_LOW = any_match(_STATUS_EN, _AMOUNT_EN)
+_GATE_LOW_ZH = any_match(_STATUS_EN, _AMOUNT_EN, _PACKAGE)
+_GATE_ZH = any_match(_STATUS_ZH, _AMOUNT_ZH)
+
+
 def _status(sent: Sentence) -> list[Cue]:
     text, low = sent.unquoted(), sent.low
+    if sent.zh:
+        if _GATE_LOW_ZH.search(low) is None and _GATE_ZH.search(text) is None:
+            return []
+    elif _GATE_LOW.search(low) is None:
+        return []
     reason_status = "credit history, bankruptcy, garnishment, collections or overdue debt"
     reason_amount = "income, savings, debts, loans or losses with an amount"
     cues: list[Cue] = []

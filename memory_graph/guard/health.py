@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 
 from ._cues import Sentence, Typos, alt
+from ._gate import any_match
 from ._types import Cue
 
 __all__ = ["detect"]
@@ -276,8 +277,28 @@ _FIGURATIVE_ZH = re.compile(
 )
 
 
+# Every cue of :func:`_detect` comes from a match of one of these patterns (on the
+# lowered sentence, and on the sentence for the recovery groups) or from a typo.
+_GATE_LOW = any_match(_HEALTH_EN, _LAB_EN, _ALLERGY_EN, _CLEAN_EN)
+_GATE_LOW_ZH = any_match(_HEALTH_ZH, _LAB_ZH, _HEALTH_EN, _LAB_EN, _ALLERGY_EN, _CLEAN_EN)
+
+
 def detect(sent: Sentence) -> list[Cue]:
-    """Health cues in one sentence."""
+    """Health cues in one sentence.
+
+    A sentence in which no cue pattern matches and no word is a typo of a lexicon word
+    has no cue; it is answered without the full rule set (:func:`_detect`).
+    """
+    text = sent.unquoted()
+    low = text.lower() if len(text.lower()) == len(text) else text
+    gate = _GATE_LOW_ZH if sent.zh else _GATE_LOW
+    if gate.search(low) is None and _RECOVERY_GROUP.search(text) is None and not _TYPOS.find(low):
+        return []
+    return _detect(sent)
+
+
+def _detect(sent: Sentence) -> list[Cue]:
+    """Health cues in one sentence (every rule)."""
     text = sent.unquoted()
     low = text.lower() if len(text.lower()) == len(text) else text
     cues: list[Cue] = []

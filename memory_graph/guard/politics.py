@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from ._cues import Sentence, alt
+from ._gate import any_match
 from ._types import Cue
 
 __all__ = ["detect"]
@@ -76,11 +77,20 @@ _ZH_POLITICAL = re.compile(
 _REASON = "a political view, vote, party membership or activism"
 
 
+# Every cue is a match of _ZH or _CAMPAIGN_FOR (on the sentence), or of _STRONG_EN or
+# an identity after _SELF_IDENT_EN (on the lowered sentence).
+_GATE_LOW = any_match(_STRONG_EN, _SELF_IDENT_EN)
+_GATE = any_match(_CAMPAIGN_FOR)
+_GATE_ZH = any_match(_ZH, _CAMPAIGN_FOR)
+
+
 def detect(sent: Sentence) -> list[Cue]:
     """Political cues in one sentence."""
     text = sent.unquoted()
     low = text.lower() if len(text.lower()) == len(text) else text
     cues: list[Cue] = []
+    if _GATE_LOW.search(low) is None and (_GATE_ZH if sent.zh else _GATE).search(text) is None:
+        return cues
     if sent.zh:
         for m in _ZH.finditer(text):
             if m.group(0) in _ZH_VOTES and not _ZH_POLITICAL.search(text):

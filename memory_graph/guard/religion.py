@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from ._cues import Sentence, alt
+from ._gate import any_match
 from ._types import Cue
 
 __all__ = ["detect"]
@@ -87,11 +88,19 @@ _PLACES_ZH = frozenset("礼拜|教会|去教堂|上香|拜佛|去清真寺|清�
 _REASON = "a religious belief, practice or affiliation"
 
 
+# Every cue is a match of _ZH or _TERM_EN, found after _LANDMARK and _NOT_FAITH blank
+# their matches: when none of the four matches, nothing is blanked and nothing is found.
+_GATE_LOW = any_match(_TERM_EN, _LANDMARK, _NOT_FAITH)
+_GATE_ZH = any_match(_ZH, _LANDMARK)
+
+
 def detect(sent: Sentence) -> list[Cue]:
     """Religion cues in one sentence."""
     text = sent.unquoted()
     low = text.lower() if len(text.lower()) == len(text) else text
     cues: list[Cue] = []
+    if _GATE_LOW.search(low) is None and not (sent.zh and _GATE_ZH.search(text)):
+        return cues
     if sent.zh:
         text = _LANDMARK.sub(lambda m: " " * len(m.group(0)), text)
         for m in _ZH.finditer(text):

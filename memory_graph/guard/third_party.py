@@ -74,9 +74,27 @@ def _phone_spans(sent: Sentence) -> list[tuple[int, int]]:
     return spans
 
 
+def _possible(sent: Sentence) -> bool:
+    """False when :func:`detect` cannot find a cue, whoever the sentence is about.
+
+    Its cues are e-mail addresses (:data:`_EMAIL`), statuses (:data:`_STATUS` on the
+    lowered unquoted sentence) and phone numbers; every phone rule needs seven digits or
+    more (a mobile number eleven, a number candidate seven, the ``phonenumbers`` pass
+    seven ``isdigit`` characters), so fewer than seven ``isdigit`` characters, which
+    include every ``\\d``, rule phones out.
+    """
+    if _EMAIL.search(sent.text) is not None or sum(map(str.isdigit, sent.text)) >= 7:
+        return True
+    text = sent.unquoted()
+    low = text.lower() if len(text.lower()) == len(text) else text
+    return _STATUS.search(low) is not None
+
+
 def detect(sent: Sentence) -> list[Cue]:
     """Contact and status cues; they block only about someone else (see :mod:`._score`)."""
     cues: list[Cue] = []
+    if not _possible(sent):
+        return cues  # answered before finding who the sentence is about
     if not sent.others:
         return cues
     public = _PUBLIC_PHONE.search(sent.low) is not None
