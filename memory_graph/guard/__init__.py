@@ -57,15 +57,13 @@ __all__ = [
 ]
 
 _ALLOWED = GuardVerdict(allowed=True)
-_DETECTORS: tuple[Callable[[Sentence], list[Cue]], ...] = (
-    ids.detect,
-    finance.detect,
-    address.detect,
-    health.detect,
-    religion.detect,
-    politics.detect,
-    third_party.detect,
+_Detector = tuple[Callable[[Sentence], bool], Callable[[Sentence], list[Cue]]]
+_DETECTORS: tuple[_Detector, ...] = tuple(
+    (module.possible, module.detect)
+    for module in (ids, finance, address, health, religion, politics, third_party)
 )
+"""Each detector with its pre-filter: ``possible(sent)`` is ``False`` only when
+``detect(sent)`` finds nothing, and is much cheaper on ordinary text."""
 
 
 def _merge(spans: list[tuple[int, int]]) -> tuple[tuple[int, int], ...]:
@@ -109,8 +107,10 @@ def check(text: str) -> GuardVerdict:
     first: tuple[GuardCategory, str] | None = None
     spans: list[tuple[int, int]] = []
     for sent in sentences(norm.text):
-        for detector in _DETECTORS:
-            for cue in detector(sent):
+        for possible, detect in _DETECTORS:
+            if not possible(sent):
+                continue
+            for cue in detect(sent):
                 if cue.kind != "number" and straddles(sent.text, cue.start, cue.end):
                     continue
                 category = judge(sent, cue)

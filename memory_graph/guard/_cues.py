@@ -24,10 +24,16 @@ def alt(words: str) -> str:
     """Compile a ``|``-separated list of literal words into one prefix-factored regex group.
 
     The words are escaped and merged into a trie, so the regex engine tries one branch
-    per distinct next character instead of every word at every position.
+    per distinct next character instead of every word at every position. When the words
+    start with many distinct characters (a Chinese lexicon), the group opens with a
+    lookahead for that set of first characters: every match starts with one of them, so
+    the lookahead changes no match, but it rejects most positions in one step instead of
+    one step per branch.
 
     >>> alt("ab|abc|b")
     '(?:(?:ab(?:c)?|b))'
+    >>> alt("|".join("abcdefghijklmnopqrstuvwxyz0123456789")).startswith("(?:(?=[0-9a-z])")
+    True
     """
     trie: dict[str, Any] = {}
     for word in {w.strip() for w in words.split("|") if w.strip()}:
@@ -35,7 +41,31 @@ def alt(words: str) -> str:
         for ch in word:
             node = node.setdefault(ch, {})
         node[""] = {}
+    if len(trie) > _MANY_FIRSTS:
+        return "(?:" + _first_chars(trie) + _trie_regex(trie) + ")"
     return "(?:" + _trie_regex(trie) + ")"
+
+
+_MANY_FIRSTS = 32
+"""Above this many distinct first characters :func:`alt` adds the first-character lookahead
+(below it, the engine's own check of each branch's first character is as fast)."""
+
+
+def _first_chars(trie: dict[str, Any]) -> str:
+    """A lookahead for the first characters of a trie, runs written as ranges."""
+    codes = sorted(ord(ch) for ch in trie)
+    runs: list[list[int]] = []
+    for code in codes:
+        if runs and code == runs[-1][1] + 1:
+            runs[-1][1] = code
+        else:
+            runs.append([code, code])
+    parts = [
+        re.escape(chr(a))
+        + ("-" + re.escape(chr(b)) if b > a + 1 else "" if a == b else re.escape(chr(b)))
+        for a, b in runs
+    ]
+    return "(?=[" + "".join(parts) + "])"
 
 
 COMMON_WORDS = frozenset(
@@ -80,10 +110,12 @@ class Typos:
 
     _WORD = re.compile(r"(?<![a-z])[a-z]{6,}(?![a-z])")
     _SUFFIX = re.compile(r"(?:ing|ed|er|ly|ness|ment|ive|ous|ful|able|ist|ism)$")
+    _SEEN_MAX = 8192
 
     def __init__(self, words: list[str], exact: frozenset[str] = frozenset()) -> None:
         self.exact = exact | frozenset(words) | COMMON_WORDS
         self.index: dict[str, str] = {}
+        self._seen: dict[str, str | None] = {}
         for word in words:
             if len(word) < 6 or not word.isalpha():
                 continue
@@ -101,17 +133,31 @@ class Typos:
             token = m.group(0)
             if token in self.exact:
                 continue
-            for variant in self._variants(token):
-                hit = self.index.get(variant)
-                if hit is None or hit[0] != token[0]:
-                    continue
-                if hit.startswith(token) or token.startswith(hit):
-                    continue  # "concert" / "concerta": a different word, not a typo
-                if self._SUFFIX.search(token) and token[:-3] == hit[: len(token) - 3]:
-                    continue  # "depressing" / "depression": an inflection
+            hit = self._seen[token] if token in self._seen else self._remember(token)
+            if hit is not None:
                 out.append((m.start(), m.end(), hit))
-                break
         return out
+
+    def _remember(self, token: str) -> str | None:
+        """The lexicon word ``token`` is a typo of, else ``None``; memoized per token (the
+        answer depends on the token alone), at most :attr:`_SEEN_MAX` tokens at a time."""
+        if len(self._seen) >= self._SEEN_MAX:
+            self._seen.clear()
+        found = self._lookup(token)
+        self._seen[token] = found
+        return found
+
+    def _lookup(self, token: str) -> str | None:
+        for variant in self._variants(token):
+            hit = self.index.get(variant)
+            if hit is None or hit[0] != token[0]:
+                continue
+            if hit.startswith(token) or token.startswith(hit):
+                continue  # "concert" / "concerta": a different word, not a typo
+            if self._SUFFIX.search(token) and token[:-3] == hit[: len(token) - 3]:
+                continue  # "depressing" / "depression": an inflection
+            return hit
+        return None
 
 
 def _trie_regex(node: dict[str, Any]) -> str:
@@ -269,6 +315,11 @@ class Sentence:
         low = self.text.lower()
         self.low = low if len(low) == len(self.text) else self.text
         self.has_digit = _DIGIT.search(self.text) is not None
+
+    @cached_property
+    def digits(self) -> int:
+        """How many ``\\d`` characters the sentence has."""
+        return len(_DIGIT.findall(self.text)) if self.has_digit else 0
 
     @cached_property
     def numbers(self) -> list[Number]:

@@ -299,20 +299,26 @@ _STEPS = any_match(
 """Every pattern a step after folding and simplification edits the text at."""
 
 
-def _unchanged(text: str) -> bool:
-    """True when :func:`normalize` leaves ``text`` as it is, character for character.
+def _folded_only(text: str) -> str | None:
+    """The normalized text when :func:`normalize` only folds characters one for one.
 
-    That is the case when every character folds to itself, Traditional -> Simplified
-    changes none of the Chinese characters, and no later step finds anything to edit
-    (a step with no match is a no-op, so the text stays ``text`` throughout).
+    That is the case when every character folds to exactly one character, Traditional ->
+    Simplified changes none of the Chinese characters, and no later step finds anything
+    to edit (a step with no match is a no-op, so the text stays the folded text
+    throughout). Every character then maps back to itself; otherwise ``None``.
     """
-    if not (text.isascii() and text.isprintable()) and [_fold(ch) for ch in text] != list(text):
-        return False
-    if _CJK.search(text) is not None:
-        joined = "".join(_CJK.findall(text))
+    if text.isascii() and text.isprintable():
+        folded = text
+    else:
+        chars = [_fold(ch) for ch in text]
+        if any(len(c) != 1 for c in chars):
+            return None
+        folded = "".join(chars)
+    if _CJK.search(folded) is not None:
+        joined = "".join(_CJK.findall(folded))
         if str(_t2s().convert(joined)) != joined:
-            return False
-    return _STEPS.search(text) is None
+            return None
+    return folded if _STEPS.search(folded) is None else None
 
 
 def normalize(text: str) -> Normalized:
@@ -329,8 +335,9 @@ def normalize(text: str) -> Normalized:
     >>> normalize("di\\u200babetes").text
     'diabetes'
     """
-    if _unchanged(text):
-        return Normalized(text, text, tuple(range(len(text))), tuple(range(1, len(text) + 1)))
+    folded = _folded_only(text)
+    if folded is not None:
+        return Normalized(text, folded, tuple(range(len(text))), tuple(range(1, len(text) + 1)))
     if text.isascii() and text.isprintable():
         pieces: list[_Piece] = [[ch, i, i + 1] for i, ch in enumerate(text)]
     else:

@@ -17,7 +17,7 @@ from ._cues import Sentence, Typos, alt
 from ._gate import any_match
 from ._types import Cue
 
-__all__ = ["detect"]
+__all__ = ["detect", "possible"]
 
 _WEAK_SET = frozenset(
     "surgery|therapy|therapist|meds|medication|medications|pills|prescription|prescribed|"
@@ -277,28 +277,8 @@ _FIGURATIVE_ZH = re.compile(
 )
 
 
-# Every cue of :func:`_detect` comes from a match of one of these patterns (on the
-# lowered sentence, and on the sentence for the recovery groups) or from a typo.
-_GATE_LOW = any_match(_HEALTH_EN, _LAB_EN, _ALLERGY_EN, _CLEAN_EN)
-_GATE_LOW_ZH = any_match(_HEALTH_ZH, _LAB_ZH, _HEALTH_EN, _LAB_EN, _ALLERGY_EN, _CLEAN_EN)
-
-
 def detect(sent: Sentence) -> list[Cue]:
-    """Health cues in one sentence.
-
-    A sentence in which no cue pattern matches and no word is a typo of a lexicon word
-    has no cue; it is answered without the full rule set (:func:`_detect`).
-    """
-    text = sent.unquoted()
-    low = text.lower() if len(text.lower()) == len(text) else text
-    gate = _GATE_LOW_ZH if sent.zh else _GATE_LOW
-    if gate.search(low) is None and _RECOVERY_GROUP.search(text) is None and not _TYPOS.find(low):
-        return []
-    return _detect(sent)
-
-
-def _detect(sent: Sentence) -> list[Cue]:
-    """Health cues in one sentence (every rule)."""
+    """Health cues in one sentence."""
     text = sent.unquoted()
     low = text.lower() if len(text.lower()) == len(text) else text
     cues: list[Cue] = []
@@ -360,3 +340,22 @@ def _detect(sent: Sentence) -> list[Cue]:
     if cues and _DOSE.search(low):
         cues = [Cue("health", reason, c.start, c.end, "strong") for c in cues]
     return cues
+
+
+# Every cue of :func:`detect` is a match of one of these (on the lowered unquoted
+# sentence), of _RECOVERY_GROUP (on the unquoted sentence) or a typo; _DOSE only changes
+# the kind of cues already found, and the figurative patterns only remove cues.
+_GATE_LOW = any_match(_HEALTH_EN, _LAB_EN, _ALLERGY_EN, _CLEAN_EN)
+_GATE_LOW_ZH = any_match(_HEALTH_ZH, _LAB_ZH, _HEALTH_EN, _LAB_EN, _ALLERGY_EN, _CLEAN_EN)
+
+
+def possible(sent: Sentence) -> bool:
+    """False only when :func:`detect` finds no cue in ``sent`` (a cheap pre-filter)."""
+    text = sent.unquoted()
+    low = text.lower() if len(text.lower()) == len(text) else text
+    gate = _GATE_LOW_ZH if sent.zh else _GATE_LOW
+    return (
+        gate.search(low) is not None
+        or _RECOVERY_GROUP.search(text) is not None
+        or bool(_TYPOS.find(low))
+    )

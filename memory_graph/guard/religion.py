@@ -14,7 +14,7 @@ from ._cues import Sentence, alt
 from ._gate import any_match
 from ._types import Cue
 
-__all__ = ["detect"]
+__all__ = ["detect", "possible"]
 
 _FAITH_EN = alt(
     "catholic|catholics|christian|christians|protestant|evangelical|baptist|methodist|"
@@ -88,19 +88,11 @@ _PLACES_ZH = frozenset("礼拜|教会|去教堂|上香|拜佛|去清真寺|清�
 _REASON = "a religious belief, practice or affiliation"
 
 
-# Every cue is a match of _ZH or _TERM_EN, found after _LANDMARK and _NOT_FAITH blank
-# their matches: when none of the four matches, nothing is blanked and nothing is found.
-_GATE_LOW = any_match(_TERM_EN, _LANDMARK, _NOT_FAITH)
-_GATE_ZH = any_match(_ZH, _LANDMARK)
-
-
 def detect(sent: Sentence) -> list[Cue]:
     """Religion cues in one sentence."""
     text = sent.unquoted()
     low = text.lower() if len(text.lower()) == len(text) else text
     cues: list[Cue] = []
-    if _GATE_LOW.search(low) is None and not (sent.zh and _GATE_ZH.search(text)):
-        return cues
     if sent.zh:
         text = _LANDMARK.sub(lambda m: " " * len(m.group(0)), text)
         for m in _ZH.finditer(text):
@@ -125,3 +117,17 @@ def detect(sent: Sentence) -> list[Cue]:
             continue
         cues.append(Cue("political_religious", _REASON, m.start(), m.end(), kind))  # type: ignore[arg-type]
     return cues
+
+
+# Every cue of :func:`detect` is a match of _ZH (on the unquoted sentence) or _TERM_EN
+# (lowered), found after _LANDMARK and _NOT_FAITH blank their matches: when none of
+# them matches, nothing is blanked and nothing is found.
+_GATE_LOW = any_match(_TERM_EN, _LANDMARK, _NOT_FAITH)
+_GATE_ZH = any_match(_ZH, _LANDMARK)
+
+
+def possible(sent: Sentence) -> bool:
+    """False only when :func:`detect` finds no cue in ``sent`` (a cheap pre-filter)."""
+    text = sent.unquoted()
+    low = text.lower() if len(text.lower()) == len(text) else text
+    return _GATE_LOW.search(low) is not None or (sent.zh and _GATE_ZH.search(text) is not None)
