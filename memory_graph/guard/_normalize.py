@@ -338,6 +338,11 @@ def normalize(text: str) -> Normalized:
     folded = _folded_only(text)
     if folded is not None:
         return Normalized(text, folded, tuple(range(len(text))), tuple(range(1, len(text) + 1)))
+    return _normalize_all(text)
+
+
+def _normalize_all(text: str) -> Normalized:
+    """:func:`normalize` step by step, whatever the text."""
     if text.isascii() and text.isprintable():
         pieces: list[_Piece] = [[ch, i, i + 1] for i, ch in enumerate(text)]
     else:
