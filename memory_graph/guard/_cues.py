@@ -404,6 +404,16 @@ class Sentence:
             return self.text
         return _TITLE.sub(lambda m: " " * len(m.group(0)), self.text)
 
+    @cached_property
+    def unquoted_low(self) -> tuple[str, str]:
+        """:meth:`unquoted` and its lowered form, as the detectors lower it (the text
+        itself when lowering would change its length)."""
+        text = self.unquoted()
+        if text is self.text:
+            return text, self.low
+        low = text.lower()
+        return text, low if len(low) == len(text) else text
+
 
 _DIGIT = re.compile(r"\d")
 _ABBREVIATIONS = frozenset(
@@ -440,5 +450,8 @@ def sentences(text: str) -> list[Sentence]:
     return [s for s in out if s.text.strip()]
 
 
+_HAS_CJK = re.compile(f"[{CJK}]")
+
+
 def _make(chunk: str, start: int) -> Sentence:
-    return Sentence(chunk, start, re.search(f"[{CJK}]", chunk) is not None)
+    return Sentence(chunk, start, _HAS_CJK.search(chunk) is not None)

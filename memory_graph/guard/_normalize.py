@@ -299,6 +299,24 @@ _STEPS = any_match(
 """Every pattern a step after folding and simplification edits the text at."""
 
 
+class _OneForOneFolds(dict[int, str | None]):
+    """A ``str.translate`` table: a character to its fold when the fold is one character,
+    else to ``None`` (deleted), so a translated text keeps its length exactly when every
+    character folds one for one. Filled on first use, at most ``_MAX`` characters."""
+
+    _MAX = 65536
+
+    def __missing__(self, code: int) -> str | None:
+        folded = _fold(chr(code))
+        value = folded if len(folded) == 1 else None
+        if len(self) < self._MAX:
+            self[code] = value
+        return value
+
+
+_ONE_FOR_ONE = _OneForOneFolds()
+
+
 def _folded_only(text: str) -> str | None:
     """The normalized text when :func:`normalize` only folds characters one for one.
 
@@ -310,10 +328,9 @@ def _folded_only(text: str) -> str | None:
     if text.isascii() and text.isprintable():
         folded = text
     else:
-        chars = [_fold(ch) for ch in text]
-        if any(len(c) != 1 for c in chars):
-            return None
-        folded = "".join(chars)
+        folded = text.translate(_ONE_FOR_ONE)
+        if len(folded) != len(text):
+            return None  # a character folded to none or to several
     if _CJK.search(folded) is not None:
         joined = "".join(_CJK.findall(folded))
         if str(_t2s().convert(joined)) != joined:

@@ -351,8 +351,7 @@ _GATE_LOW_ZH = any_match(_HEALTH_ZH, _LAB_ZH, _HEALTH_EN, _LAB_EN, _ALLERGY_EN, 
 
 def possible(sent: Sentence) -> bool:
     """False only when :func:`detect` finds no cue in ``sent`` (a cheap pre-filter)."""
-    text = sent.unquoted()
-    low = text.lower() if len(text.lower()) == len(text) else text
+    text, low = sent.unquoted_low
     gate = _GATE_LOW_ZH if sent.zh else _GATE_LOW
     return (
         gate.search(low) is not None

@@ -112,7 +112,6 @@ _GATE_ZH = any_match(_ZH, _CAMPAIGN_FOR)
 
 def possible(sent: Sentence) -> bool:
     """False only when :func:`detect` finds no cue in ``sent`` (a cheap pre-filter)."""
-    text = sent.unquoted()
-    low = text.lower() if len(text.lower()) == len(text) else text
+    text, low = sent.unquoted_low
     gate = _GATE_ZH if sent.zh else _GATE
     return _GATE_LOW.search(low) is not None or gate.search(text) is not None

@@ -128,6 +128,5 @@ _GATE_ZH = any_match(_ZH, _LANDMARK)
 
 def possible(sent: Sentence) -> bool:
     """False only when :func:`detect` finds no cue in ``sent`` (a cheap pre-filter)."""
-    text = sent.unquoted()
-    low = text.lower() if len(text.lower()) == len(text) else text
+    text, low = sent.unquoted_low
     return _GATE_LOW.search(low) is not None or (sent.zh and _GATE_ZH.search(text) is not None)

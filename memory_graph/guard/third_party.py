@@ -117,6 +117,5 @@ def possible(sent: Sentence) -> bool:
     """
     if _EMAIL.search(sent.text) is not None or sum(map(str.isdigit, sent.text)) >= 7:
         return True
-    text = sent.unquoted()
-    low = text.lower() if len(text.lower()) == len(text) else text
+    text, low = sent.unquoted_low
     return _STATUS.search(low) is not None
