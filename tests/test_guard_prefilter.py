@@ -254,3 +254,14 @@ def test_alt_keeps_small_lexicons_plain() -> None:
     many = alt("|".join(chr(0x4E00 + i) + "x" for i in range(40)))
     assert many.startswith("(?:(?=[\u4e00-\u4e27])") or many.startswith("(?:(?=[一-\u4e27])")
     assert re.fullmatch(many, "\u4e05x") and not re.search(many, "\u4e28x")
+
+
+def test_sentence_properties_are_computed_once_per_sentence() -> None:
+    sent = sentences("my sister has asthma")[0]
+    assert "others" not in vars(sent)
+    first = sent.others
+    assert first and sent.others is first and vars(sent)["others"] is first
+    assert sentences("I like tea")[0].others == []  # per sentence, not per class
+    assert sent.unquoted_low == (sent.text, sent.low)
+    quoting = sentences('she said "I have asthma" in the play')[0]
+    assert quoting.unquoted_low[0] != quoting.text and "asthma" not in quoting.unquoted_low[1]

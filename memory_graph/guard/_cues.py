@@ -11,9 +11,9 @@ All cues are sentence-local, so joining two texts never changes either one's ver
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import cached_property
-from typing import Any
+from typing import Any, Generic, TypeVar, overload
 
 from ._numbers import Number, numbers
 
@@ -295,6 +295,36 @@ _QUOTE_OTHER = re.compile(
 _TITLE = re.compile(r"《[^》]*》|「[^」]*」|\"[^\"]{1,60}\"|(?<![A-Za-z])'[^']{1,60}'(?![A-Za-z])")
 
 
+_T = TypeVar("_T")
+
+
+class _once(Generic[_T]):  # noqa: N801 - used as a decorator, like cached_property
+    """``functools.cached_property`` without its per-access lock (Python 3.11 takes one on
+    every first access; a :class:`Sentence` is never shared between threads): the value is
+    computed on first access and stored in the instance, which then answers directly."""
+
+    def __init__(self, func: Callable[[Any], _T]) -> None:
+        self.func = func
+        self.name = func.__name__
+        self.__doc__ = func.__doc__
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self, obj: None, owner: type | None = None) -> _once[_T]: ...
+
+    @overload
+    def __get__(self, obj: object, owner: type | None = None) -> _T: ...
+
+    def __get__(self, obj: object, owner: type | None = None) -> _T | _once[_T]:
+        if obj is None:
+            return self
+        value = self.func(obj)
+        obj.__dict__[self.name] = value
+        return value
+
+
 @dataclass
 class Sentence:
     """One sentence of the normalized text, with its reference and marker cues.
@@ -316,17 +346,17 @@ class Sentence:
         self.low = low if len(low) == len(self.text) else self.text
         self.has_digit = _DIGIT.search(self.text) is not None
 
-    @cached_property
+    @_once
     def digits(self) -> int:
         """How many ``\\d`` characters the sentence has."""
         return len(_DIGIT.findall(self.text)) if self.has_digit else 0
 
-    @cached_property
+    @_once
     def numbers(self) -> list[Number]:
         """The number candidates of the sentence (see :mod:`._numbers`)."""
         return numbers(self.text)
 
-    @cached_property
+    @_once
     def others(self) -> list[tuple[int, int]]:
         """Spans (sentence offsets) that refer to another person."""
         spans = [m.span() for m in _OTHER_ZH.finditer(self.text)]
@@ -348,7 +378,7 @@ class Sentence:
                 spans.append(span)
         return sorted(set(spans))
 
-    @cached_property
+    @_once
     def selves(self) -> list[tuple[int, int]]:
         """Spans that refer to the user, minus those inside a reference to someone else."""
         others = self.others
@@ -374,7 +404,7 @@ class Sentence:
         after = [r for r in refs if r[0] > pos]
         return min(after)[1] if after else "none"
 
-    @cached_property
+    @_once
     def topic(self) -> bool:
         """Topic talk, research, fiction, hypotheticals, examples."""
         return (
@@ -383,17 +413,17 @@ class Sentence:
             or bool(_QUESTION_EN.match(self.low))
         )
 
-    @cached_property
+    @_once
     def hypothetical(self) -> bool:
         """A hypothetical or someone unspecified (``suppose``, ``假设有个朋友``)."""
         return _HYPOTHETICAL.search(self.low) is not None
 
-    @cached_property
+    @_once
     def pet(self) -> bool:
         """The sentence is about an animal."""
         return _PET.search(self.low) is not None
 
-    @cached_property
+    @_once
     def quoting_other(self) -> bool:
         """The sentence quotes a title or someone else's words."""
         return _QUOTE_OTHER.search(self.low) is not None
@@ -404,7 +434,7 @@ class Sentence:
             return self.text
         return _TITLE.sub(lambda m: " " * len(m.group(0)), self.text)
 
-    @cached_property
+    @_once
     def unquoted_low(self) -> tuple[str, str]:
         """:meth:`unquoted` and its lowered form, as the detectors lower it (the text
         itself when lowering would change its length)."""
