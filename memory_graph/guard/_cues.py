@@ -46,7 +46,7 @@ def alt(words: str) -> str:
     return "(?:" + _trie_regex(trie) + ")"
 
 
-_MANY_FIRSTS = 32
+_MANY_FIRSTS = 12
 """Above this many distinct first characters :func:`alt` adds the first-character lookahead
 (below it, the engine's own check of each branch's first character is as fast)."""
 
