@@ -11,9 +11,9 @@ All cues are sentence-local, so joining two texts never changes either one's ver
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import cached_property
-from typing import Any
+from typing import Any, Generic, TypeVar, overload
 
 from ._numbers import Number, numbers
 
@@ -24,10 +24,16 @@ def alt(words: str) -> str:
     """Compile a ``|``-separated list of literal words into one prefix-factored regex group.
 
     The words are escaped and merged into a trie, so the regex engine tries one branch
-    per distinct next character instead of every word at every position.
+    per distinct next character instead of every word at every position. When the words
+    start with many distinct characters (a Chinese lexicon), the group opens with a
+    lookahead for that set of first characters: every match starts with one of them, so
+    the lookahead changes no match, but it rejects most positions in one step instead of
+    one step per branch.
 
     >>> alt("ab|abc|b")
     '(?:(?:ab(?:c)?|b))'
+    >>> alt("|".join("abcdefghijklmnopqrstuvwxyz0123456789")).startswith("(?:(?=[0-9a-z])")
+    True
     """
     trie: dict[str, Any] = {}
     for word in {w.strip() for w in words.split("|") if w.strip()}:
@@ -35,7 +41,31 @@ def alt(words: str) -> str:
         for ch in word:
             node = node.setdefault(ch, {})
         node[""] = {}
+    if len(trie) > _MANY_FIRSTS:
+        return "(?:" + _first_chars(trie) + _trie_regex(trie) + ")"
     return "(?:" + _trie_regex(trie) + ")"
+
+
+_MANY_FIRSTS = 12
+"""Above this many distinct first characters :func:`alt` adds the first-character lookahead
+(below it, the engine's own check of each branch's first character is as fast)."""
+
+
+def _first_chars(trie: dict[str, Any]) -> str:
+    """A lookahead for the first characters of a trie, runs written as ranges."""
+    codes = sorted(ord(ch) for ch in trie)
+    runs: list[list[int]] = []
+    for code in codes:
+        if runs and code == runs[-1][1] + 1:
+            runs[-1][1] = code
+        else:
+            runs.append([code, code])
+    parts = [
+        re.escape(chr(a))
+        + ("-" + re.escape(chr(b)) if b > a + 1 else "" if a == b else re.escape(chr(b)))
+        for a, b in runs
+    ]
+    return "(?=[" + "".join(parts) + "])"
 
 
 COMMON_WORDS = frozenset(
@@ -80,10 +110,12 @@ class Typos:
 
     _WORD = re.compile(r"(?<![a-z])[a-z]{6,}(?![a-z])")
     _SUFFIX = re.compile(r"(?:ing|ed|er|ly|ness|ment|ive|ous|ful|able|ist|ism)$")
+    _SEEN_MAX = 8192
 
     def __init__(self, words: list[str], exact: frozenset[str] = frozenset()) -> None:
         self.exact = exact | frozenset(words) | COMMON_WORDS
         self.index: dict[str, str] = {}
+        self._seen: dict[str, str | None] = {}
         for word in words:
             if len(word) < 6 or not word.isalpha():
                 continue
@@ -101,17 +133,31 @@ class Typos:
             token = m.group(0)
             if token in self.exact:
                 continue
-            for variant in self._variants(token):
-                hit = self.index.get(variant)
-                if hit is None or hit[0] != token[0]:
-                    continue
-                if hit.startswith(token) or token.startswith(hit):
-                    continue  # "concert" / "concerta": a different word, not a typo
-                if self._SUFFIX.search(token) and token[:-3] == hit[: len(token) - 3]:
-                    continue  # "depressing" / "depression": an inflection
+            hit = self._seen[token] if token in self._seen else self._remember(token)
+            if hit is not None:
                 out.append((m.start(), m.end(), hit))
-                break
         return out
+
+    def _remember(self, token: str) -> str | None:
+        """The lexicon word ``token`` is a typo of, else ``None``; memoized per token (the
+        answer depends on the token alone), at most :attr:`_SEEN_MAX` tokens at a time."""
+        if len(self._seen) >= self._SEEN_MAX:
+            self._seen.clear()
+        found = self._lookup(token)
+        self._seen[token] = found
+        return found
+
+    def _lookup(self, token: str) -> str | None:
+        for variant in self._variants(token):
+            hit = self.index.get(variant)
+            if hit is None or hit[0] != token[0]:
+                continue
+            if hit.startswith(token) or token.startswith(hit):
+                continue  # "concert" / "concerta": a different word, not a typo
+            if self._SUFFIX.search(token) and token[:-3] == hit[: len(token) - 3]:
+                continue  # "depressing" / "depression": an inflection
+            return hit
+        return None
 
 
 def _trie_regex(node: dict[str, Any]) -> str:
@@ -249,6 +295,36 @@ _QUOTE_OTHER = re.compile(
 _TITLE = re.compile(r"《[^》]*》|「[^」]*」|\"[^\"]{1,60}\"|(?<![A-Za-z])'[^']{1,60}'(?![A-Za-z])")
 
 
+_T = TypeVar("_T")
+
+
+class _once(Generic[_T]):  # noqa: N801 - used as a decorator, like cached_property
+    """``functools.cached_property`` without its per-access lock (Python 3.11 takes one on
+    every first access; a :class:`Sentence` is never shared between threads): the value is
+    computed on first access and stored in the instance, which then answers directly."""
+
+    def __init__(self, func: Callable[[Any], _T]) -> None:
+        self.func = func
+        self.name = func.__name__
+        self.__doc__ = func.__doc__
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self, obj: None, owner: type | None = None) -> _once[_T]: ...
+
+    @overload
+    def __get__(self, obj: object, owner: type | None = None) -> _T: ...
+
+    def __get__(self, obj: object, owner: type | None = None) -> _T | _once[_T]:
+        if obj is None:
+            return self
+        value = self.func(obj)
+        obj.__dict__[self.name] = value
+        return value
+
+
 @dataclass
 class Sentence:
     """One sentence of the normalized text, with its reference and marker cues.
@@ -270,12 +346,17 @@ class Sentence:
         self.low = low if len(low) == len(self.text) else self.text
         self.has_digit = _DIGIT.search(self.text) is not None
 
-    @cached_property
+    @_once
+    def digits(self) -> int:
+        """How many ``\\d`` characters the sentence has."""
+        return len(_DIGIT.findall(self.text)) if self.has_digit else 0
+
+    @_once
     def numbers(self) -> list[Number]:
         """The number candidates of the sentence (see :mod:`._numbers`)."""
         return numbers(self.text)
 
-    @cached_property
+    @_once
     def others(self) -> list[tuple[int, int]]:
         """Spans (sentence offsets) that refer to another person."""
         spans = [m.span() for m in _OTHER_ZH.finditer(self.text)]
@@ -297,7 +378,7 @@ class Sentence:
                 spans.append(span)
         return sorted(set(spans))
 
-    @cached_property
+    @_once
     def selves(self) -> list[tuple[int, int]]:
         """Spans that refer to the user, minus those inside a reference to someone else."""
         others = self.others
@@ -323,7 +404,7 @@ class Sentence:
         after = [r for r in refs if r[0] > pos]
         return min(after)[1] if after else "none"
 
-    @cached_property
+    @_once
     def topic(self) -> bool:
         """Topic talk, research, fiction, hypotheticals, examples."""
         return (
@@ -332,17 +413,17 @@ class Sentence:
             or bool(_QUESTION_EN.match(self.low))
         )
 
-    @cached_property
+    @_once
     def hypothetical(self) -> bool:
         """A hypothetical or someone unspecified (``suppose``, ``假设有个朋友``)."""
         return _HYPOTHETICAL.search(self.low) is not None
 
-    @cached_property
+    @_once
     def pet(self) -> bool:
         """The sentence is about an animal."""
         return _PET.search(self.low) is not None
 
-    @cached_property
+    @_once
     def quoting_other(self) -> bool:
         """The sentence quotes a title or someone else's words."""
         return _QUOTE_OTHER.search(self.low) is not None
@@ -352,6 +433,16 @@ class Sentence:
         if not self.quoting_other:
             return self.text
         return _TITLE.sub(lambda m: " " * len(m.group(0)), self.text)
+
+    @_once
+    def unquoted_low(self) -> tuple[str, str]:
+        """:meth:`unquoted` and its lowered form, as the detectors lower it (the text
+        itself when lowering would change its length)."""
+        text = self.unquoted()
+        if text is self.text:
+            return text, self.low
+        low = text.lower()
+        return text, low if len(low) == len(text) else text
 
 
 _DIGIT = re.compile(r"\d")
@@ -389,5 +480,8 @@ def sentences(text: str) -> list[Sentence]:
     return [s for s in out if s.text.strip()]
 
 
+_HAS_CJK = re.compile(f"[{CJK}]")
+
+
 def _make(chunk: str, start: int) -> Sentence:
-    return Sentence(chunk, start, re.search(f"[{CJK}]", chunk) is not None)
+    return Sentence(chunk, start, _HAS_CJK.search(chunk) is not None)

@@ -38,6 +38,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from ._gate import any_match
+
 __all__ = ["Normalized", "normalize"]
 
 _CJK_RANGE = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
@@ -283,6 +285,59 @@ def _numbers(pieces: list[_Piece], text: str) -> str:
     return text
 
 
+_STEPS = any_match(
+    _SPACED_CJK,
+    _SPACED_SYMBOL,
+    _SPACED_LATIN,
+    _SPLIT_WORD,
+    _SPACED_DIGITS,
+    _EXTRA_SPACES,
+    _DIGIT_LOOKALIKE,
+    _CN_DIGITS,
+    _CN_AMOUNT,
+)
+"""Every pattern a step after folding and simplification edits the text at."""
+
+
+class _OneForOneFolds(dict[int, str | None]):
+    """A ``str.translate`` table: a character to its fold when the fold is one character,
+    else to ``None`` (deleted), so a translated text keeps its length exactly when every
+    character folds one for one. Filled on first use, at most ``_MAX`` characters."""
+
+    _MAX = 65536
+
+    def __missing__(self, code: int) -> str | None:
+        folded = _fold(chr(code))
+        value = folded if len(folded) == 1 else None
+        if len(self) < self._MAX:
+            self[code] = value
+        return value
+
+
+_ONE_FOR_ONE = _OneForOneFolds()
+
+
+def _folded_only(text: str) -> str | None:
+    """The normalized text when :func:`normalize` only folds characters one for one.
+
+    That is the case when every character folds to exactly one character, Traditional ->
+    Simplified changes none of the Chinese characters, and no later step finds anything
+    to edit (a step with no match is a no-op, so the text stays the folded text
+    throughout). Every character then maps back to itself; otherwise ``None``.
+    """
+    if text.isascii() and text.isprintable():
+        folded = text
+    else:
+        folded = text.translate(_ONE_FOR_ONE)
+        if len(folded) != len(text):
+            return None  # a character folded to none or to several
+    if _CJK.search(folded) is not None:
+        joined = "".join(_CJK.findall(folded))
+        if str(_t2s().convert(joined)) != joined:
+            return None
+    return folded if _STEPS.search(folded) is None else None
+
+
 def normalize(text: str) -> Normalized:
     """Normalize ``text`` for detection (see the module docstring for the steps).
 
@@ -297,6 +352,14 @@ def normalize(text: str) -> Normalized:
     >>> normalize("di\\u200babetes").text
     'diabetes'
     """
+    folded = _folded_only(text)
+    if folded is not None:
+        return Normalized(text, folded, tuple(range(len(text))), tuple(range(1, len(text) + 1)))
+    return _normalize_all(text)
+
+
+def _normalize_all(text: str) -> Normalized:
+    """:func:`normalize` step by step, whatever the text."""
     if text.isascii() and text.isprintable():
         pieces: list[_Piece] = [[ch, i, i + 1] for i, ch in enumerate(text)]
     else:

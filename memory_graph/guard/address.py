@@ -11,9 +11,10 @@ from __future__ import annotations
 import re
 
 from ._cues import Sentence, alt
+from ._gate import any_match
 from ._types import Cue
 
-__all__ = ["detect"]
+__all__ = ["detect", "possible"]
 
 _SUFFIX_ANY_CASE = alt(
     "street|st|avenue|ave|road|rd|boulevard|blvd|lane|ln|drive|dr|court|ct|terrace|ter|"
@@ -127,3 +128,16 @@ def detect(sent: Sentence) -> list[Cue]:
         if m:
             cues.append(Cue("address", _REASON, m.start(), m.end(), "strong"))
     return cues
+
+
+# Every cue of :func:`detect` is a match of one of these on the sentence: a street, or a
+# unit or postcode next to a home word.
+_GATE = any_match(_STREET_EN, _STREET_CAP, _STREET_WORDS, _UNIT_EN, _ZIP_EN)
+_GATE_ZH = any_match(
+    _STREET_ZH, _UNIT_ZH, _STREET_EN, _STREET_CAP, _STREET_WORDS, _UNIT_EN, _ZIP_EN
+)
+
+
+def possible(sent: Sentence) -> bool:
+    """False only when :func:`detect` finds no cue in ``sent`` (a cheap pre-filter)."""
+    return (_GATE_ZH if sent.zh else _GATE).search(sent.text) is not None

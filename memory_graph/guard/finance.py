@@ -20,9 +20,10 @@ from stdnum import luhn as _luhn
 from stdnum.us import rtn as _rtn
 
 from ._cues import Sentence, Typos, alt
+from ._gate import any_match
 from ._types import Cue
 
-__all__ = ["detect"]
+__all__ = ["detect", "possible"]
 
 _CARD_CONTEXT = re.compile(
     r"\b(?:card|cards|visa|mastercard|master card|amex|american express|discover|unionpay|"
@@ -297,3 +298,28 @@ def _status(sent: Sentence) -> list[Cue]:
 def detect(sent: Sentence) -> list[Cue]:
     """Finance cues in one sentence."""
     return (_cards_and_accounts(sent) if sent.has_digit else []) + _status(sent)
+
+
+# Every status cue is a match of _STATUS_EN, or a term or typo looked for only after
+# _AMOUNT_EN matches (on the lowered sentence); in Chinese also _STATUS_ZH, a term
+# looked for only after _AMOUNT_ZH matches (on the unquoted sentence) and _PACKAGE.
+_GATE_LOW = any_match(_STATUS_EN, _AMOUNT_EN)
+_GATE_LOW_ZH = any_match(_STATUS_EN, _AMOUNT_EN, _PACKAGE)
+_GATE_ZH = any_match(_STATUS_ZH, _AMOUNT_ZH)
+
+
+def possible(sent: Sentence) -> bool:
+    """False only when :func:`detect` finds no cue in ``sent`` (a cheap pre-filter).
+
+    A card or an account is a number candidate of 8 digits or more (cards 13-19, routing
+    numbers 9, account numbers 8-34: every digit a ``\\d`` of the sentence) or an
+    :data:`_IBAN` match.
+    """
+    if sent.digits >= 8 or (sent.has_digit and _IBAN.search(sent.text.upper())):
+        return True
+    if sent.zh:
+        return (
+            _GATE_LOW_ZH.search(sent.low) is not None
+            or _GATE_ZH.search(sent.unquoted()) is not None
+        )
+    return _GATE_LOW.search(sent.low) is not None

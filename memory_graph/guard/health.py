@@ -14,9 +14,10 @@ from __future__ import annotations
 import re
 
 from ._cues import Sentence, Typos, alt
+from ._gate import any_match
 from ._types import Cue
 
-__all__ = ["detect"]
+__all__ = ["detect", "possible"]
 
 _WEAK_SET = frozenset(
     "surgery|therapy|therapist|meds|medication|medications|pills|prescription|prescribed|"
@@ -339,3 +340,21 @@ def detect(sent: Sentence) -> list[Cue]:
     if cues and _DOSE.search(low):
         cues = [Cue("health", reason, c.start, c.end, "strong") for c in cues]
     return cues
+
+
+# Every cue of :func:`detect` is a match of one of these (on the lowered unquoted
+# sentence), of _RECOVERY_GROUP (on the unquoted sentence) or a typo; _DOSE only changes
+# the kind of cues already found, and the figurative patterns only remove cues.
+_GATE_LOW = any_match(_HEALTH_EN, _LAB_EN, _ALLERGY_EN, _CLEAN_EN)
+_GATE_LOW_ZH = any_match(_HEALTH_ZH, _LAB_ZH, _HEALTH_EN, _LAB_EN, _ALLERGY_EN, _CLEAN_EN)
+
+
+def possible(sent: Sentence) -> bool:
+    """False only when :func:`detect` finds no cue in ``sent`` (a cheap pre-filter)."""
+    text, low = sent.unquoted_low
+    gate = _GATE_LOW_ZH if sent.zh else _GATE_LOW
+    return (
+        gate.search(low) is not None
+        or _RECOVERY_GROUP.search(text) is not None
+        or bool(_TYPOS.find(low))
+    )

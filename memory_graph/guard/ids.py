@@ -29,7 +29,15 @@ from ._cues import Sentence
 from ._numbers import Number
 from ._types import Cue
 
-__all__ = ["detect", "hkid_valid", "nino_valid", "non_id_label", "ric_valid", "tw_id_valid"]
+__all__ = [
+    "detect",
+    "hkid_valid",
+    "nino_valid",
+    "non_id_label",
+    "possible",
+    "ric_valid",
+    "tw_id_valid",
+]
 
 _NON_ID = re.compile(
     r"\b(?:order|orders|invoice|receipt|ticket|tracking|transaction|confirmation|batch|"
@@ -275,3 +283,14 @@ def detect(sent: Sentence) -> list[Cue]:
     if not cues:
         cues += _after_id_word(sent, low)
     return cues
+
+
+def possible(sent: Sentence) -> bool:
+    """False only when :func:`detect` finds no cue in ``sent`` (a cheap pre-filter).
+
+    Every id rule needs four digits or more: a checksummed id six or more (of the number
+    candidate and its check character), a nine-digit number nine, an id typed in pieces
+    nine, a token after an id word four ASCII digits; each of them a ``\\d`` of the
+    sentence.
+    """
+    return sent.digits >= 4

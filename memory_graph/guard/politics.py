@@ -11,9 +11,10 @@ from __future__ import annotations
 import re
 
 from ._cues import Sentence, alt
+from ._gate import any_match
 from ._types import Cue
 
-__all__ = ["detect"]
+__all__ = ["detect", "possible"]
 
 _PARTY_EN = alt(
     "democrat|democrats|democratic party|republican|republicans|gop|labour|labor party|"
@@ -100,3 +101,17 @@ def detect(sent: Sentence) -> list[Cue]:
         if m2 and not _PROPER_AFTER.match(text, m2.end()):
             cues.append(Cue("political_religious", _REASON, m2.start(), m2.end(), "strong"))
     return cues
+
+
+# Every cue of :func:`detect` is a match of _ZH or _CAMPAIGN_FOR (on the unquoted
+# sentence), of _STRONG_EN, or an identity found only after _SELF_IDENT_EN (lowered).
+_GATE_LOW = any_match(_STRONG_EN, _SELF_IDENT_EN)
+_GATE = any_match(_CAMPAIGN_FOR)
+_GATE_ZH = any_match(_ZH, _CAMPAIGN_FOR)
+
+
+def possible(sent: Sentence) -> bool:
+    """False only when :func:`detect` finds no cue in ``sent`` (a cheap pre-filter)."""
+    text, low = sent.unquoted_low
+    gate = _GATE_ZH if sent.zh else _GATE
+    return _GATE_LOW.search(low) is not None or gate.search(text) is not None

@@ -11,9 +11,10 @@ from __future__ import annotations
 import re
 
 from ._cues import Sentence, alt
+from ._gate import any_match
 from ._types import Cue
 
-__all__ = ["detect"]
+__all__ = ["detect", "possible"]
 
 _FAITH_EN = alt(
     "catholic|catholics|christian|christians|protestant|evangelical|baptist|methodist|"
@@ -116,3 +117,16 @@ def detect(sent: Sentence) -> list[Cue]:
             continue
         cues.append(Cue("political_religious", _REASON, m.start(), m.end(), kind))  # type: ignore[arg-type]
     return cues
+
+
+# Every cue of :func:`detect` is a match of _ZH (on the unquoted sentence) or _TERM_EN
+# (lowered), found after _LANDMARK and _NOT_FAITH blank their matches: when none of
+# them matches, nothing is blanked and nothing is found.
+_GATE_LOW = any_match(_TERM_EN, _LANDMARK, _NOT_FAITH)
+_GATE_ZH = any_match(_ZH, _LANDMARK)
+
+
+def possible(sent: Sentence) -> bool:
+    """False only when :func:`detect` finds no cue in ``sent`` (a cheap pre-filter)."""
+    text, low = sent.unquoted_low
+    return _GATE_LOW.search(low) is not None or (sent.zh and _GATE_ZH.search(text) is not None)

@@ -17,7 +17,7 @@ from ._cues import Sentence
 from ._types import Cue
 from .ids import non_id_label
 
-__all__ = ["detect"]
+__all__ = ["detect", "possible"]
 
 # ASCII only: ``\w`` would also take the CJK text written straight before the address
 # ("我上司的邮箱是x@y.com"), and the span would then swallow the person it is about.
@@ -104,3 +104,18 @@ def detect(sent: Sentence) -> list[Cue]:
             )
         )
     return cues
+
+
+def possible(sent: Sentence) -> bool:
+    """False only when :func:`detect` finds no cue in ``sent`` (a cheap pre-filter).
+
+    Its cues are e-mail addresses (:data:`_EMAIL`), statuses (:data:`_STATUS` on the
+    lowered unquoted sentence) and phone numbers. Every phone rule needs seven digits or
+    more (a mobile number eleven, a number candidate seven, the ``phonenumbers`` pass
+    seven ``isdigit`` characters), and every ``\\d`` is an ``isdigit`` character. The
+    pre-filter spares computing who the sentence is about.
+    """
+    if _EMAIL.search(sent.text) is not None or sum(map(str.isdigit, sent.text)) >= 7:
+        return True
+    text, low = sent.unquoted_low
+    return _STATUS.search(low) is not None
