@@ -9,14 +9,12 @@ fire, over inputs generated from the detectors' own patterns and word tables.
 from __future__ import annotations
 
 import re
-import time
 from types import ModuleType
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import memory_graph.guard as guard
 from memory_graph.guard import (
     _DETECTORS,
     address,
@@ -278,41 +276,3 @@ def test_sentence_properties_are_computed_once_per_sentence() -> None:
     assert sent.unquoted_low == (sent.text, sent.low)
     quoting = sentences('she said "I have asthma" in the play')[0]
     assert quoting.unquoted_low[0] != quoting.text and "asthma" not in quoting.unquoted_low[1]
-
-
-# -- the memo of allowed texts ---------------------------------------------------------
-
-
-def test_memo_answers_a_repeated_allowed_text_and_never_keeps_a_blocked_one() -> None:
-    text = "prefers tea over coffee, memo test"
-    first = check(text)
-    assert first.allowed and text in guard._memo
-    assert check(text) == first == guard._check(text)
-    blocked = "memo test: my SSN is 123-45-6789"
-    verdict = check(blocked)
-    assert not verdict.allowed and blocked not in guard._memo
-    assert check(blocked) == verdict  # computed again, same verdict
-    long = "ok " * 300
-    assert check(long).allowed and long not in guard._memo
-
-
-def test_memo_is_emptied_when_a_new_day_begins(monkeypatch: pytest.MonkeyPatch) -> None:
-    check("remember me, memo test")
-    assert "remember me, memo test" in guard._memo
-    monkeypatch.setattr(guard, "_memo_until", time.time() - 1)  # local midnight has passed
-    assert check("another text, memo test").allowed
-    assert "remember me, memo test" not in guard._memo
-    assert guard._memo_until > time.time()
-    # a verdict computed before the day changed is not kept after it
-    until = guard._memo_until
-    guard._new_day()
-    monkeypatch.setattr(guard, "_memo_until", until + 1)
-    guard._remember("computed yesterday", until)
-    assert "computed yesterday" not in guard._memo
-
-
-def test_memo_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(guard, "_MEMO_MAX", 3)
-    for n in range(7):
-        assert check(f"bounded memo text {n}").allowed
-        assert len(guard._memo) <= 3

@@ -34,10 +34,7 @@ True
 
 from __future__ import annotations
 
-import threading
-import time
 from collections.abc import Callable
-from datetime import date, datetime, timedelta
 
 from ..errors import ValidationError
 from . import address, finance, health, ids, politics, religion, third_party
@@ -79,37 +76,6 @@ def _merge(spans: list[tuple[int, int]]) -> tuple[tuple[int, int], ...]:
     return tuple(out)
 
 
-_MEMO_MAX = 4096
-_MEMO_TEXT_MAX = 512
-_memo: dict[str, None] = {}
-"""Short texts allowed today. A verdict is a function of the text and, through the birth
-dates of resident ids, of the local date, so the memo holds one day: it is emptied at the
-first check after local midnight. Blocked texts are never kept."""
-_memo_until = 0.0
-_memo_lock = threading.Lock()
-
-
-def _new_day() -> float:
-    """Empty the memo; return the timestamp of the next local midnight, when it ends."""
-    global _memo_until
-    with _memo_lock:
-        _memo.clear()
-        tomorrow = datetime.combine(date.today() + timedelta(days=1), datetime.min.time())
-        _memo_until = tomorrow.timestamp()
-        return _memo_until
-
-
-def _remember(text: str, until: float) -> None:
-    """Keep ``text`` (allowed by a verdict computed after the memo's day began) unless that
-    day has ended meanwhile."""
-    with _memo_lock:
-        if _memo_until != until or time.time() >= until:
-            return
-        if len(_memo) >= _MEMO_MAX:
-            _memo.clear()
-        _memo[text] = None
-
-
 def check(text: str) -> GuardVerdict:
     """Decide whether ``text`` may be stored.
 
@@ -125,9 +91,6 @@ def check(text: str) -> GuardVerdict:
     Raises:
         ValidationError: ``text`` is not a string.
 
-    Short texts allowed earlier the same day are answered from memory (a write often
-    repeats a value); blocked texts are never kept.
-
     >>> check("我月薪两万五").category
     'finance'
     >>> check("叫我小王就行").allowed
@@ -140,21 +103,6 @@ def check(text: str) -> GuardVerdict:
         raise ValidationError(f"guard text must be a string, got {type(text).__name__}")
     if not text.strip():
         return _ALLOWED
-    if len(text) > _MEMO_TEXT_MAX:
-        return _check(text)
-    until = _memo_until
-    if time.time() >= until:
-        until = _new_day()
-    elif text in _memo:
-        return _ALLOWED
-    verdict = _check(text)
-    if verdict.allowed:
-        _remember(text, until)
-    return verdict
-
-
-def _check(text: str) -> GuardVerdict:
-    """:func:`check` on a non-blank string, without the memo."""
     norm = normalize(text)
     first: tuple[GuardCategory, str] | None = None
     spans: list[tuple[int, int]] = []
