@@ -39,6 +39,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from .._types import Trust
+from .dates import Window
 from .terms import STOP_TERMS, doc_terms, is_stop_term, term_of
 from .tokenize import is_cjk, tokenize
 
@@ -120,6 +121,14 @@ class RankParams:
     least this share of that document's score (0 = off)."""
     context_top: int = 5
     """How many top documents lend their score to their thread neighbours."""
+    date_boost: float = 2.0
+    """A question naming a date (:mod:`~memory_graph.recall.dates`): a document observed in
+    its window scores ``1 + date_boost`` times as much (0 = off)."""
+    date_candidates: int = 10
+    """At most this many documents observed in the window join the candidates (best first by
+    the pre-score) ..."""
+    date_pool: int = 2000
+    """... when the window holds at most this many documents (else it is not selective)."""
 
 
 DEFAULT_PARAMS = RankParams()
@@ -148,6 +157,9 @@ class Document:
     """The conversation the document was said in (neighbours share it), if known."""
     seq: int = 0
     """The document's position in its thread."""
+    time: float | None = None
+    """When it was observed (POSIX seconds), if known: a question naming a date prefers
+    documents from then (:mod:`~memory_graph.recall.dates`)."""
 
 
 @dataclass(frozen=True)
@@ -506,6 +518,7 @@ def rank(
     stats: CorpusStats | None = None,
     include_sensitive: bool = False,
     params: RankParams = DEFAULT_PARAMS,
+    window: Window | None = None,
 ) -> list[Ranked]:
     """Rank documents for a query.
 
@@ -516,6 +529,7 @@ def rank(
         stats: Pool statistics; computed from ``docs`` when omitted.
         include_sensitive: Keep sensitive documents (excluded by default, before top-K).
         params: Ranking constants.
+        window: The time window the query names (:func:`~.dates.question_window`), if any.
 
     Returns:
         At most ``limit`` results, best first, without duplicates and without documents that
@@ -530,7 +544,14 @@ def rank(
     need_pairs, need_text = bool(qt.pairs), params.phrase_whole > 0
     prepared = [prepare(d, params, pairs=need_pairs, text=need_text) for d in pool]
     return rank_prepared(
-        query, prepared, limit=limit, stats=stats, terms=qt, include_sensitive=True, params=params
+        query,
+        prepared,
+        limit=limit,
+        stats=stats,
+        terms=qt,
+        include_sensitive=True,
+        params=params,
+        window=window,
     )
 
 
@@ -543,6 +564,7 @@ def rank_prepared(
     terms: QueryTerms | None = None,
     include_sensitive: bool = False,
     params: RankParams = DEFAULT_PARAMS,
+    window: Window | None = None,
 ) -> list[Ranked]:
     """:func:`rank` over prepared documents (:func:`prepare`) with the pool's statistics.
 
@@ -554,6 +576,7 @@ def rank_prepared(
         terms: ``query_terms(query, params)`` when the caller has it already.
         include_sensitive: Keep sensitive documents.
         params: Ranking constants.
+        window: The time window the query names, if any.
 
     Returns:
         As :func:`rank`.
@@ -593,6 +616,12 @@ def rank_prepared(
         rel = _hop(qt, prepared, rel, stats, params)
     if params.context_weight > 0:
         rel = _with_context(prepared, rel, params)
+    if window is not None and params.date_boost > 0:
+        up = 1.0 + params.date_boost
+        rel = [
+            r * up if r > 0 and window.holds(p.doc.time) else r
+            for p, r in zip(prepared, rel, strict=True)
+        ]
     scored: list[tuple[float, int, str, Document]] = []
     for p, r in zip(prepared, rel, strict=True):
         if r > 0.0:
