@@ -275,3 +275,17 @@ def test_question_window_forms() -> None:
     window = question_window("What did I buy last week?", NOW)
     assert window is not None and window.holds((NOW - timedelta(days=5)).timestamp())
     assert not window.holds((NOW - timedelta(days=40)).timestamp())
+
+
+def test_when_question_prefers_evidence_that_says_a_time(search) -> None:  # type: ignore[no-untyped-def]
+    # A "when" question is answered by a statement that says a time, not by the one that
+    # repeats its words most.
+    about = "Robin: the kitten we adopted is playful, the kitten chases yarn all day."
+    dated = "Robin: we adopted a kitten last Saturday."
+    texts = search([about, dated], "When did Robin adopt the kitten?", 10)
+    assert texts[0] == dated
+    assert texts.index(about) > 0  # still found
+    about_zh = "我的自行车是蓝色的，这辆自行车很轻。"
+    dated_zh = "我上周买了一辆自行车。"
+    texts = search([about_zh, dated_zh], "我什么时候买的自行车？", 10)
+    assert texts[0] == dated_zh

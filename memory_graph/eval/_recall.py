@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from ..recall.candidates import PoolIndex
-from ..recall.dates import question_window
+from ..recall.dates import asks_when, question_window
 from ..recall.plan import rank_legs
 from ..recall.rank import DEFAULT_PARAMS, Document, Ranked, RankParams, query_terms, rank
 from ..recall.tokenize import tokenize
@@ -209,7 +209,10 @@ def pure_searcher(
                 pool: Sequence[Document] = index.docs
             else:
                 qt = query_terms(text, params)
-                pool = [index.docs[p] for p in index.select(qt, depth=want, window=window)]
+                pool = [
+                    index.docs[p]
+                    for p in index.select(qt, depth=want, window=window, when=asks_when(text))
+                ]
             return rank(text, pool, limit=k, stats=index.stats, params=params, window=window)
 
         return [r.doc.id for r in rank_legs(query, rank_one, limit=k, stats=index.stats)]

@@ -319,6 +319,7 @@ class PoolIndex:
         depth: int,
         allow: Callable[[int], bool] | None = None,
         window: Window | None = None,
+        when: bool = False,
     ) -> list[int]:
         """The candidate set of a query: the best ``depth`` by the pre-score
         (:meth:`candidates`), with ``window`` the best documents observed in it
@@ -332,6 +333,8 @@ class PoolIndex:
             depth: How many candidates the pre-score keeps.
             allow: Keeps a position (filters); all when ``None``.
             window: The time window the query names, if any.
+            when: The query asks for a time: the best ``when_candidates`` documents that
+                say one join too.
 
         Returns:
             Allowed positions, pre-score order first.
@@ -341,6 +344,15 @@ class PoolIndex:
         if window is not None:
             have = set(chosen)
             chosen += [pos for pos in self.in_window(query, window, allow) if pos not in have]
+        if when and params.when_candidates > 0:
+            prepared = self.prepared
+
+            def timed(pos: int) -> bool:
+                return prepared[pos].timed and (allow is None or allow(pos))
+
+            have = set(chosen)
+            more = self.candidates(query, depth=params.when_candidates, allow=timed)
+            chosen += [pos for pos in more if pos not in have]
         have = set(chosen)
         out = list(chosen)
 

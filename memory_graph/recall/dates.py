@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import calendar
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from functools import lru_cache
 
-__all__ = ["TELL_SLACK", "Window", "question_window"]
+__all__ = ["TELL_SLACK", "Window", "asks_when", "question_window", "says_time"]
 
 TELL_SLACK = timedelta(days=10)
 """A document observed this long after a window still matches it (told afterwards)."""
@@ -304,3 +305,58 @@ def question_window(text: str, now: datetime | None = None) -> Window | None:
     if not out and not month:
         return None
     return Window(spans=tuple(out), month=month if not spans else 0, day=day if not spans else 0)
+
+
+# What a "when" question asks for is a time: its evidence usually says one ("last week",
+# "yesterday", "on Friday", "3 years ago", "上周", "去年"), while most statements say none.
+_ASKS_WHEN = re.compile(
+    r"(?:^|[.?!;,]\s*|\b(?:and|or|but)\s+)(?:when|since when|what (?:date|day|time|year|month|week)"
+    r"|which (?:date|day|year|month|week)|how long(?: ago)?)\b"
+    r"|什么时候|啥时候|何时|哪天|哪一天|几号|几月|哪年|哪一年|哪个月|多久",
+    re.IGNORECASE,
+)
+_TIME_WORDS = frozenset(
+    """yesterday today tonight tomorrow ago weekend weekends week weeks month months year
+    years lately recently monday tuesday wednesday thursday friday saturday sunday mondays
+    fridays saturdays sundays january february april june july august september october
+    november december""".split()
+)
+_TIME_PAIRS = frozenset(
+    "昨天 今天 明天 前天 后天 昨晚 今晚 上周 下周 本周 周末 去年 今年 明年 前年 最近 星期"
+    " 礼拜 上个 下个 年前 天前 月前 周前".split()
+)
+_DATE_UNITS = frozenset("年月日号")
+
+
+def asks_when(text: str) -> bool:
+    """Whether a question asks for a time ("when", "how long", "什么时候", "哪天", ...).
+
+    Examples:
+        >>> asks_when("When did Sam move?"), asks_when("我什么时候去的杭州？")
+        (True, True)
+        >>> asks_when("Where did Sam move?")
+        False
+    """
+    return _ASKS_WHEN.search(text) is not None
+
+
+def says_time(tokens: Sequence[str]) -> bool:
+    """Whether index tokens say a time: a time word, a year, or a number before 年/月/日/号.
+
+    Examples:
+        >>> from .tokenize import tokenize
+        >>> says_time(tokenize("We moved last week")), says_time(tokenize("我5月8日到的"))
+        (True, True)
+        >>> says_time(tokenize("We moved to Lisbon")), says_time(tokenize("我到了杭州"))
+        (False, False)
+    """
+    previous = ""
+    for token in tokens:
+        if token in _TIME_WORDS or token in _TIME_PAIRS:
+            return True
+        if token.isdigit() and len(token) == 4 and token[:2] in ("19", "20"):
+            return True
+        if token in _DATE_UNITS and previous.isdigit():
+            return True
+        previous = token
+    return False

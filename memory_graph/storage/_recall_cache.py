@@ -31,7 +31,7 @@ from typing import Any, NamedTuple
 from .._identity import Owner
 from .._types import Disagreement, Record, SearchHit
 from ..recall.candidates import PoolIndex
-from ..recall.dates import question_window
+from ..recall.dates import asks_when, question_window
 from ..recall.plan import rank_legs
 from ..recall.rank import (
     Document,
@@ -409,7 +409,11 @@ def rank_pool(
     def rank_one(text: str) -> list[Ranked]:
         qt = query_terms(text)
         window = question_window(text, at)
-        chosen = index.select(qt, depth=depth, allow=allow, window=window) if qt.weights else []
+        chosen = (
+            index.select(qt, depth=depth, allow=allow, window=window, when=asks_when(text))
+            if qt.weights
+            else []
+        )
         prepared = [index.prepared[pos] for pos in chosen]
         return rank_prepared(
             text,
