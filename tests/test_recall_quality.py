@@ -289,3 +289,34 @@ def test_when_question_prefers_evidence_that_says_a_time(search) -> None:  # typ
     dated_zh = "我上周买了一辆自行车。"
     texts = search([about_zh, dated_zh], "我什么时候买的自行车？", 10)
     assert texts[0] == dated_zh
+
+
+def test_answer_two_turns_after_the_hit(pg_dsn: str) -> None:
+    # The hit says what the topic is, the next turn asks about it, the turn after answers
+    # without repeating a word of the question: the question in between links them.
+    def thread(middle: str) -> list[str]:
+        with MemoryStore.from_dsn(pg_dsn) as store:
+            store.setup()
+            owner = Owner(f"answer-{uuid.uuid4().hex[:8]}")
+            turns = [
+                "I finally finished my first novel last month!",
+                middle,
+                "It follows a lighthouse keeper through one long storm.",
+                "Anyway, the weather here has been grey all week.",
+            ]
+            items = [
+                {
+                    "kind": "fact",
+                    "content": t,
+                    "evidence": {"thread_id": "chat-1", "observed_at": _at(2023, 5, 1 + i)},
+                }
+                for i, t in enumerate(turns)
+            ]
+            items += [{"kind": "fact", "content": t} for t in FILLER]
+            assert all(r.record_id is not None for r in store.add_many(owner, items))
+            return [h.record.content for h in store.search(owner, "What is my first novel about?")]
+
+    answer = "It follows a lighthouse keeper through one long storm."
+    assert answer in thread("Wow, congratulations! What is the story?")
+    # A neighbour that asks nothing links nothing two turns away.
+    assert answer not in thread("Wow, congratulations, that is huge.")

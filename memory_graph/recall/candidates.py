@@ -375,6 +375,10 @@ class PoolIndex:
                         near = self._place.get((doc.thread, doc.seq + step))
                         if near is not None:
                             add(near)
+                            if params.answer_weight > 0 and self.prepared[near].asks:
+                                far = self._place.get((doc.thread, doc.seq + 2 * step))
+                                if far is not None:
+                                    add(far)
         if params.hop_docs > 0:
             for pos in chosen[: params.hop_docs]:
                 if self.prepared[pos].doc.thread is not None:

@@ -57,6 +57,9 @@ class RankParams:
     least this share of that document's score (0 = off)."""
     context_top: int = 5
     """How many top documents lend their score to their thread neighbours."""
+    answer_weight: float = 0.4
+    """A thread neighbour that asks a question passes this share of the top document's score
+    on to the turn past it, two turns from the top document (0 = off)."""
     date_boost: float = 2.0
     """A question naming a date (:mod:`~memory_graph.recall.dates`): a document observed in
     its window scores ``1 + date_boost`` times as much (0 = off)."""

@@ -184,6 +184,8 @@ class Prepared:
     topic: tuple[str, ...] = ()
     """Its distinct terms that are neither function words nor single CJK characters (the
     terms feedback and the multi-hop pass may borrow), in order of first occurrence."""
+    asks: bool = False
+    """Its text asks a question (holds "?" or "？")."""
     timed: bool = False
     """It says a time (:func:`~memory_graph.recall.dates.says_time`)."""
 
@@ -229,6 +231,7 @@ def prepare(
         ),
         cjk=not ascii_only and 2 * sum(1 for t in tokens if is_cjk(t[0])) > len(tokens),
         topic=_topic_terms(counts, ascii_only),
+        asks="?" in doc.text or "？" in doc.text,
         timed=says_time(tokens),
     )
 
@@ -386,6 +389,12 @@ def _with_context(
             j = where.get((doc.thread, doc.seq + step))
             if j is not None:
                 out[j] = max(out[j], params.context_weight * rel[i])
+                if prepared[j].asks and params.answer_weight > 0:
+                    # The neighbour asks a question: the turn past it answers it (after the
+                    # hit) or is what it asks about (before the hit).
+                    far = where.get((doc.thread, doc.seq + 2 * step))
+                    if far is not None:
+                        out[far] = max(out[far], params.answer_weight * rel[i])
     return out
 
 
