@@ -320,3 +320,12 @@ def test_answer_two_turns_after_the_hit(pg_dsn: str) -> None:
     assert answer in thread("Wow, congratulations! What is the story?")
     # A neighbour that asks nothing links nothing two turns away.
     assert answer not in thread("Wow, congratulations, that is huge.")
+
+
+def test_dates_doctests() -> None:
+    import doctest
+
+    from memory_graph.recall import dates
+
+    result = doctest.testmod(dates)
+    assert result.failed == 0 and result.attempted > 0

@@ -98,6 +98,10 @@ def query_terms(query: str, params: RankParams = DEFAULT_PARAMS) -> QueryTerms:
 
     Returns:
         The weighted unique terms (stopwords dropped unless the query has nothing else).
+
+    Examples:
+        >>> sorted(query_terms("When did Mel paint the sunsets?").weights)
+        ['mel', 'paint', 'sunset']
     """
     terms = _terms(tokenize(query), params)
     weights: dict[str, float] = {}
