@@ -326,6 +326,7 @@ _TIME_PAIRS = frozenset(
     " 礼拜 上个 下个 年前 天前 月前 周前".split()
 )
 _DATE_UNITS = frozenset("年月日号")
+_TIME_TOKENS = _TIME_WORDS | _TIME_PAIRS
 
 
 def asks_when(text: str) -> bool:
@@ -350,13 +351,13 @@ def says_time(tokens: Sequence[str]) -> bool:
         >>> says_time(tokenize("We moved to Lisbon")), says_time(tokenize("我到了杭州"))
         (False, False)
     """
-    previous = ""
-    for token in tokens:
-        if token in _TIME_WORDS or token in _TIME_PAIRS:
+    if not _TIME_TOKENS.isdisjoint(tokens):
+        return True
+    numbers = [i for i, token in enumerate(tokens) if token.isdigit()]
+    for i in numbers:
+        token = tokens[i]
+        if len(token) == 4 and token[:2] in ("19", "20"):
             return True
-        if token.isdigit() and len(token) == 4 and token[:2] in ("19", "20"):
+        if i + 1 < len(tokens) and tokens[i + 1] in _DATE_UNITS:
             return True
-        if token in _DATE_UNITS and previous.isdigit():
-            return True
-        previous = token
     return False
