@@ -17,7 +17,7 @@ from memory_graph import MemoryStore, Owner
 from memory_graph.recall.dates import question_window
 from memory_graph.recall.expand import expanded_text, expansion_terms, hop_terms, swap_numerals
 from memory_graph.recall.plan import Leg, fuse_legs, query_legs, rank_legs
-from memory_graph.recall.rank import Document, Ranked, corpus_stats, rank
+from memory_graph.recall.rank import Document, Ranked, corpus_stats, query_terms, rank
 from memory_graph.recall.tokenize import tokenize
 
 EVENTS = ["星河", "松涛", "晨曦", "云杉", "海棠", "青柠", "白鹭", "远山", "流萤", "竹影", "秋水"]
@@ -329,3 +329,19 @@ def test_dates_doctests() -> None:
 
     result = doctest.testmod(dates)
     assert result.failed == 0 and result.attempted > 0
+
+
+def test_question_phrases_carry_no_topic(search) -> None:  # type: ignore[no-untyped-def]
+    # "kind" and "many" only ask; a statement that repeats them is not the answer.
+    plays = "Robin plays jazz piano in a trio."
+    kind = "Robin is a kind person, so kind to many neighbours, many of them."
+    texts = search([plays, kind], "What kind of music does Robin play?", 10)
+    assert texts[0] == plays
+    texts = search([plays, kind], "How many instruments does Robin play?", 10)
+    assert texts[0] == plays
+    assert sorted(query_terms("What kind of music does Robin play?").weights) == [
+        "music",
+        "play",
+        "robin",
+    ]
+    assert "几个" not in query_terms("我表哥有几个孩子？").weights

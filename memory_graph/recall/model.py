@@ -31,6 +31,8 @@ class RankParams:
     """``lambda``: the share of the prior that does not depend on confidence."""
     stopwords: bool = True
     stem: bool = True
+    question_words: bool = True
+    """Queries also ignore the words that only ask (:func:`~.terms.question_terms`)."""
     clause_weight: float = 0.0
     """Weight of each sentence of a multi-sentence query, scored alone and max-normalised."""
     prf_docs: int = 5

@@ -47,7 +47,7 @@ from .model import (
     RankParams,
     idf,
 )
-from .terms import STOP_TERMS, doc_terms, is_stop_term, term_of
+from .terms import STOP_TERMS, doc_terms, is_stop_term, question_terms, term_of
 from .tokenize import is_cjk, tokenize
 
 __all__ = [
@@ -103,14 +103,16 @@ def query_terms(query: str, params: RankParams = DEFAULT_PARAMS) -> QueryTerms:
         >>> sorted(query_terms("When did Mel paint the sunsets?").weights)
         ['mel', 'paint', 'sunset']
     """
-    terms = _terms(tokenize(query), params)
+    tokens = tokenize(query)
+    terms = _terms(tokens, params)
     weights: dict[str, float] = {}
     for term in terms:
         if term in weights:
             continue
         weights[term] = params.cjk_unigram_weight if len(term) == 1 and is_cjk(term) else 1.0
     if params.stopwords:
-        kept = {t: w for t, w in weights.items() if not is_stop_term(t)}
+        asked = {term_of(t) for t in question_terms(tokens)} if params.question_words else set()
+        kept = {t: w for t, w in weights.items() if not is_stop_term(t) and t not in asked}
         if kept:
             weights = kept
     words = [t for t in terms if not is_cjk(t[0])]
