@@ -345,3 +345,12 @@ def test_question_phrases_carry_no_topic(search) -> None:  # type: ignore[no-unt
         "robin",
     ]
     assert "几个" not in query_terms("我表哥有几个孩子？").weights
+
+
+def test_contraction_fragments_carry_no_topic(search) -> None:  # type: ignore[no-untyped-def]
+    # The tokenizer leaves "s" of "Robin's" and "it's", "t" of "don't": they match nothing.
+    studio = "The studio is downtown, near the river."
+    chatter = "Robin: it's late, that's fine, let's see what's next, don't worry."
+    texts = search([studio, chatter], "Where is Robin's studio?", 10)
+    assert texts[0] == studio
+    assert "s" not in query_terms("Where is Robin's studio? I don't know").weights

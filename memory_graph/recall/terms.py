@@ -22,6 +22,10 @@ _EN_STOP = frozenset(
     their theirs them themselves then there these they this those through to too under until up
     very was we were what when where which while who whom whose why will with would you your
     yours yourself""".split()
+) | frozenset(
+    # What the tokenizer leaves of contractions and the possessive: "Mel's", "don't", "I'm".
+    """s t m d ll re ve don didn doesn isn wasn aren weren haven hasn hadn wouldn couldn
+    shouldn""".split()
 )
 # Single CJK function characters (particles, pronouns, question words, copulas).
 _CJK_STOP = frozenset("的了是我你他她它们在有和与及或吗呢吧啊呀么什哪谁几个这那就也都还很")
