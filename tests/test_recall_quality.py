@@ -272,6 +272,10 @@ def test_question_window_forms() -> None:
     # Verbs and unrelated words name no date; relative dates need the recall's time.
     assert question_window("You may march on, may I ask?") is None
     assert question_window("What did I buy last week?") is None
+    # A birthday or an anniversary is a date asked about, not when something was said.
+    assert question_window("Who was born in May 1990?") is None
+    assert question_window("谁是5月份过生日的？") is None
+    assert question_window("What did we do on our anniversary in June?") is None
     window = question_window("What did I buy last week?", NOW)
     assert window is not None and window.holds((NOW - timedelta(days=5)).timestamp())
     assert not window.holds((NOW - timedelta(days=40)).timestamp())

@@ -113,6 +113,14 @@ _RELATIVE: tuple[tuple[re.Pattern[str], int, int], ...] = (
 )
 
 
+# A date that is an attribute (a birthday, an anniversary), not the time something was said.
+_ATTRIBUTE_DATE = re.compile(
+    r"\b(?:born|birth|births|birthday|birthdays|anniversary|anniversaries)\b"
+    r"|生日|出生|诞辰|纪念日",
+    re.IGNORECASE,
+)
+
+
 @dataclass(frozen=True)
 class Window:
     """Time intervals a question names: documents observed in ``[start, end + TELL_SLACK)``
@@ -290,10 +298,14 @@ def question_window(text: str, now: datetime | None = None) -> Window | None:
         6
         >>> question_window("You may march on") is None
         True
+        >>> question_window("Who was born in June 1990?") is None
+        True
         >>> may = datetime(2023, 5, 1, tzinfo=timezone.utc).timestamp()
         >>> question_window("我2023年5月去了哪里？").spans[0][0] == may
         True
     """
+    if _ATTRIBUTE_DATE.search(text):
+        return None  # "who was born in May": the date is what is asked about, not when
     spans, month, day = _absolute(text)
     out = list(spans)
     if now is not None and not spans and not month:  # an absolute date anchors "last week"
