@@ -270,13 +270,20 @@ def _chinese(text: str) -> tuple[list[tuple[float, float]], int, int]:
 
 
 @lru_cache(maxsize=4096)
-def _absolute(text: str) -> tuple[tuple[tuple[float, float], ...], int, int]:
+def _dates_of(
+    text: str,
+) -> tuple[tuple[tuple[float, float], ...], int, int, tuple[tuple[int, int], ...]] | None:
+    """A text's absolute spans, month of any year (and day), and relative periods (days back,
+    days long); ``None`` for a date that is an attribute (memoised: recall asks per leg)."""
+    if _ATTRIBUTE_DATE.search(text):
+        return None  # "who was born in May": the date is what is asked about, not when
     spans, month, day, _taken = _english(text)
     zh_spans, zh_month, zh_day = _chinese(text)
     spans += zh_spans
     if not month:
         month, day = zh_month, zh_day
-    return tuple(spans), month, day
+    relative = tuple((back, length) for pattern, back, length in _RELATIVE if pattern.search(text))
+    return tuple(spans), month, day, relative
 
 
 def question_window(text: str, now: datetime | None = None) -> Window | None:
@@ -304,16 +311,16 @@ def question_window(text: str, now: datetime | None = None) -> Window | None:
         >>> question_window("我2023年5月去了哪里？").spans[0][0] == may
         True
     """
-    if _ATTRIBUTE_DATE.search(text):
-        return None  # "who was born in May": the date is what is asked about, not when
-    spans, month, day = _absolute(text)
+    found = _dates_of(text)
+    if found is None:
+        return None
+    spans, month, day, relative = found
     out = list(spans)
     if now is not None and not spans and not month:  # an absolute date anchors "last week"
         at = now if now.tzinfo is not None else now.replace(tzinfo=timezone.utc)
-        for pattern, back, length in _RELATIVE:
-            if pattern.search(text):
-                start = at - timedelta(days=back)
-                out.append((start.timestamp(), (start + timedelta(days=length)).timestamp()))
+        for back, length in relative:
+            start = at - timedelta(days=back)
+            out.append((start.timestamp(), (start + timedelta(days=length)).timestamp()))
     if not out and not month:
         return None
     return Window(spans=tuple(out), month=month if not spans else 0, day=day if not spans else 0)
@@ -341,6 +348,7 @@ _DATE_UNITS = frozenset("年月日号")
 _TIME_TOKENS = _TIME_WORDS | _TIME_PAIRS
 
 
+@lru_cache(maxsize=4096)
 def asks_when(text: str) -> bool:
     """Whether a question asks for a time ("when", "how long", "什么时候", "哪天", ...).
 
