@@ -7,14 +7,17 @@ chatter, a question word its evidence says another way, numbers in the other scr
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterator, Sequence
+from datetime import datetime, timedelta, timezone
 
 import pytest
 
 from memory_graph import MemoryStore, Owner
+from memory_graph.recall.dates import question_window
 from memory_graph.recall.expand import expanded_text, expansion_terms, hop_terms, swap_numerals
 from memory_graph.recall.plan import Leg, fuse_legs, query_legs, rank_legs
-from memory_graph.recall.rank import Document, Ranked, corpus_stats, rank
+from memory_graph.recall.rank import Document, Ranked, corpus_stats, query_terms, rank
 from memory_graph.recall.tokenize import tokenize
 
 EVENTS = ["星河", "松涛", "晨曦", "云杉", "海棠", "青柠", "白鹭", "远山", "流萤", "竹影", "秋水"]
@@ -174,3 +177,184 @@ def test_whole_text_beside_its_questions_is_ranked_once() -> None:
     assert asked.count(query) == 1
     assert not [t for t in asked if t != query and t.startswith(query)]
     assert any("上班" in t for t in asked)  # the question leg still has its expansion
+
+
+@pytest.fixture
+def dated_search(pg_dsn: str) -> Iterator[object]:
+    """``dated_search(docs, query) -> texts``: a fresh owner holding ``(text, observed_at)``
+    documents and FILLER, searched through ``store.search`` at :data:`NOW`."""
+    with MemoryStore.from_dsn(pg_dsn, clock=lambda: NOW) as store:
+        store.setup()
+        count = 0
+
+        def run(docs: Sequence[tuple[str, datetime]], query: str) -> list[str]:
+            nonlocal count
+            count += 1
+            owner = Owner(f"dated-{count}-{uuid.uuid4().hex[:6]}")
+            items = [
+                {"kind": "fact", "content": t, "evidence": {"observed_at": at}} for t, at in docs
+            ]
+            old = {"observed_at": _at(2020, 1, 1)}
+            items += [{"kind": "fact", "content": t, "evidence": old} for t in FILLER]
+            assert all(r.record_id is not None for r in store.add_many(owner, items))
+            return [h.record.content for h in store.search(owner, query, limit=5)]
+
+        yield run
+
+
+NOW = datetime(2024, 3, 20, 12, tzinfo=timezone.utc)
+
+
+def _at(year: int, month: int, day: int) -> datetime:
+    return datetime(year, month, day, 15, tzinfo=timezone.utc)
+
+
+def test_question_date_prefers_evidence_from_then(dated_search) -> None:  # type: ignore[no-untyped-def]
+    # The evidence shares only the name with the question; what dates it is when it was said
+    # (and a week after the date asked about still counts: people tell it afterwards).
+    lines = [
+        "Robin: the new job keeps me busy lately.",
+        "Robin: my sister baked a cake for the party.",
+        "Robin: I finally fixed the old bike.",
+        "Robin: the garden is full of tomatoes now.",
+        "Robin: we adopted a grey kitten.",
+        "Robin: I started reading a thick novel.",
+        "Robin: the concert downtown was loud.",
+        "Robin: I painted the kitchen blue.",
+        "Robin: my team won the quiz night.",
+        "Robin: the rain flooded our street.",
+        "Robin: I learned to make dumplings.",
+    ]
+    chatter = [(t, _at(2023, m, 12)) for m, t in enumerate(lines, start=1)]
+    lisbon = ("Robin: I got back from Lisbon last week, the tiles were lovely.", _at(2022, 8, 6))
+    texts = dated_search([*chatter, lisbon], "Where did Robin go in July 2022?")
+    assert texts[0] == lisbon[0]
+    # A month without a year matches that month of any year.
+    march = ("Robin: picked up pottery, it was relaxing.", _at(2021, 3, 9))
+    texts = dated_search([*chatter, march], "What did Robin pick up in March?")
+    assert texts[0] == march[0]
+
+
+def test_chinese_and_relative_dates(dated_search) -> None:  # type: ignore[no-untyped-def]
+    decoys = [(f"我去了北京，去了好几次，第{n}回。", _at(2023, n, 3)) for n in range(1, 10)]
+    hangzhou = ("我去了杭州西湖。", _at(2023, 11, 8))
+    texts = dated_search([*decoys, hangzhou], "我2023年11月去了哪里？")
+    assert texts[0] == hangzhou[0]
+    recent = ("我去了苏州园林。", NOW - timedelta(days=6))
+    texts = dated_search([*decoys, recent], "我上周去了哪里？")
+    assert texts[0] == recent[0]
+    texts = dated_search([*decoys, recent], "Where did I go last week? 我去了哪里")
+    assert texts[0] == recent[0]
+
+
+def test_question_window_forms() -> None:
+    def days(query: str) -> list[tuple[str, str]]:
+        window = question_window(query)
+        assert window is not None
+        return [
+            (
+                datetime.fromtimestamp(a, timezone.utc).date().isoformat(),
+                datetime.fromtimestamp(b, timezone.utc).date().isoformat(),
+            )
+            for a, b in window.spans
+        ]
+
+    assert days("What did Sam do on 8 May, 2023?") == [("2023-05-08", "2023-05-09")]
+    assert days("What did Sam do on May 8th, 2023?") == [("2023-05-08", "2023-05-09")]
+    assert days("What did Sam do the week before 16 November 2023?") == [
+        ("2023-10-26", "2023-11-17")
+    ]
+    assert days("What did Sam win at the beginning of November 2022?") == [
+        ("2022-11-01", "2022-11-11")
+    ]
+    assert days("我2023年5月8日前去了哪里？") == [("2023-04-17", "2023-05-09")]
+    assert question_window("五月份我买了什么").month == 5  # type: ignore[union-attr]
+    # Verbs and unrelated words name no date; relative dates need the recall's time.
+    assert question_window("You may march on, may I ask?") is None
+    assert question_window("What did I buy last week?") is None
+    # A birthday or an anniversary is a date asked about, not when something was said.
+    assert question_window("Who was born in May 1990?") is None
+    assert question_window("谁是5月份过生日的？") is None
+    assert question_window("What did we do on our anniversary in June?") is None
+    window = question_window("What did I buy last week?", NOW)
+    assert window is not None and window.holds((NOW - timedelta(days=5)).timestamp())
+    assert not window.holds((NOW - timedelta(days=40)).timestamp())
+
+
+def test_when_question_prefers_evidence_that_says_a_time(search) -> None:  # type: ignore[no-untyped-def]
+    # A "when" question is answered by a statement that says a time, not by the one that
+    # repeats its words most.
+    about = "Robin: the kitten we adopted is playful, the kitten chases yarn all day."
+    dated = "Robin: we adopted a kitten last Saturday."
+    texts = search([about, dated], "When did Robin adopt the kitten?", 10)
+    assert texts[0] == dated
+    assert texts.index(about) > 0  # still found
+    about_zh = "我的自行车是蓝色的，这辆自行车很轻。"
+    dated_zh = "我上周买了一辆自行车。"
+    texts = search([about_zh, dated_zh], "我什么时候买的自行车？", 10)
+    assert texts[0] == dated_zh
+
+
+def test_answer_two_turns_after_the_hit(pg_dsn: str) -> None:
+    # The hit says what the topic is, the next turn asks about it, the turn after answers
+    # without repeating a word of the question: the question in between links them.
+    def thread(middle: str) -> list[str]:
+        with MemoryStore.from_dsn(pg_dsn) as store:
+            store.setup()
+            owner = Owner(f"answer-{uuid.uuid4().hex[:8]}")
+            turns = [
+                "I finally finished my first novel last month!",
+                middle,
+                "It follows a lighthouse keeper through one long storm.",
+                "Anyway, the weather here has been grey all week.",
+            ]
+            items = [
+                {
+                    "kind": "fact",
+                    "content": t,
+                    "evidence": {"thread_id": "chat-1", "observed_at": _at(2023, 5, 1 + i)},
+                }
+                for i, t in enumerate(turns)
+            ]
+            items += [{"kind": "fact", "content": t} for t in FILLER]
+            assert all(r.record_id is not None for r in store.add_many(owner, items))
+            return [h.record.content for h in store.search(owner, "What is my first novel about?")]
+
+    answer = "It follows a lighthouse keeper through one long storm."
+    assert answer in thread("Wow, congratulations! What is the story?")
+    # A neighbour that asks nothing links nothing two turns away.
+    assert answer not in thread("Wow, congratulations, that is huge.")
+
+
+def test_dates_doctests() -> None:
+    import doctest
+
+    from memory_graph.recall import dates
+
+    result = doctest.testmod(dates)
+    assert result.failed == 0 and result.attempted > 0
+
+
+def test_question_phrases_carry_no_topic(search) -> None:  # type: ignore[no-untyped-def]
+    # "kind" and "many" only ask; a statement that repeats them is not the answer.
+    plays = "Robin plays jazz piano in a trio."
+    kind = "Robin is a kind person, so kind to many neighbours, many of them."
+    texts = search([plays, kind], "What kind of music does Robin play?", 10)
+    assert texts[0] == plays
+    texts = search([plays, kind], "How many instruments does Robin play?", 10)
+    assert texts[0] == plays
+    assert sorted(query_terms("What kind of music does Robin play?").weights) == [
+        "music",
+        "play",
+        "robin",
+    ]
+    assert "几个" not in query_terms("我表哥有几个孩子？").weights
+
+
+def test_contraction_fragments_carry_no_topic(search) -> None:  # type: ignore[no-untyped-def]
+    # The tokenizer leaves "s" of "Robin's" and "it's", "t" of "don't": they match nothing.
+    studio = "The studio is downtown, near the river."
+    chatter = "Robin: it's late, that's fine, let's see what's next, don't worry."
+    texts = search([studio, chatter], "Where is Robin's studio?", 10)
+    assert texts[0] == studio
+    assert "s" not in query_terms("Where is Robin's studio? I don't know").weights

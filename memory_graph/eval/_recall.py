@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from ..recall.candidates import PoolIndex
+from ..recall.dates import asks_when, question_window
 from ..recall.plan import rank_legs
 from ..recall.rank import DEFAULT_PARAMS, Document, Ranked, RankParams, query_terms, rank
 from ..recall.tokenize import tokenize
@@ -186,21 +187,33 @@ def pure_searcher(
     by_corpus: dict[str, list[Document]] = defaultdict(list)
     for d, (thread, seq) in zip(docs, threads(docs), strict=True):
         by_corpus[d.corpus].append(
-            Document(id=d.id, tokens=tokenize(d.text), text=d.text, thread=thread, seq=seq)
+            Document(
+                id=d.id,
+                tokens=tokenize(d.text),
+                text=d.text,
+                thread=thread,
+                seq=seq,
+                time=(d.time + timedelta(microseconds=seq)).timestamp() if d.time else None,
+            )
         )
     indexes = {c: PoolIndex(ds, params) for c, ds in by_corpus.items()}
+    now = datetime.now(timezone.utc)
 
     def search(corpus: str, query: str, k: int) -> list[str]:
         index = indexes[corpus]
         want = max(2 * k, RERANK_DEPTH) if depth is None else depth
 
         def rank_one(text: str) -> list[Ranked]:
+            window = question_window(text, now)
             if want <= 0:
                 pool: Sequence[Document] = index.docs
             else:
                 qt = query_terms(text, params)
-                pool = [index.docs[p] for p in index.select(qt, depth=want)]
-            return rank(text, pool, limit=k, stats=index.stats, params=params)
+                pool = [
+                    index.docs[p]
+                    for p in index.select(qt, depth=want, window=window, when=asks_when(text))
+                ]
+            return rank(text, pool, limit=k, stats=index.stats, params=params, window=window)
 
         return [r.doc.id for r in rank_legs(query, rank_one, limit=k, stats=index.stats)]
 

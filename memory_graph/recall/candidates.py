@@ -24,9 +24,12 @@ from __future__ import annotations
 
 import heapq
 from array import array
+from bisect import bisect_left
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from datetime import datetime, timezone
 
+from .dates import Window
 from .rank import (
     DEFAULT_PARAMS,
     CorpusStats,
@@ -106,8 +109,10 @@ class PoolIndex:
     """
 
     __slots__ = (
+        "_dated",
         "_filter",
         "_key",
+        "_live",
         "_norm",
         "_place",
         "_raw",
@@ -188,6 +193,8 @@ class PoolIndex:
             (doc.thread, doc.seq): pos for pos in live if (doc := self.prepared[pos].doc).thread
         }
         self._read: dict[str, _Posting] = {}  # read forms, built when a query reads a term
+        self._live = live if isinstance(live, range) else tuple(live)
+        self._dated: tuple[list[float], list[int]] | None = None  # built on a dated query
 
     def updated(self, docs: Sequence[Document]) -> PoolIndex:
         """This index after its pool changed to ``docs``, ranking exactly as
@@ -311,9 +318,12 @@ class PoolIndex:
         *,
         depth: int,
         allow: Callable[[int], bool] | None = None,
+        window: Window | None = None,
+        when: bool = False,
     ) -> list[int]:
         """The candidate set of a query: the best ``depth`` by the pre-score
-        (:meth:`candidates`), the thread neighbours of the first ``context_top`` of them,
+        (:meth:`candidates`), with ``window`` the best documents observed in it
+        (:meth:`in_window`), the thread neighbours of the first ``context_top`` of them,
         and up to ``hop_reach`` documents sharing each first bridge's rare terms (what the
         context and multi-hop passes of the ranking can reach), at most
         :data:`EXTRA_CANDIDATES` of those.
@@ -322,12 +332,27 @@ class PoolIndex:
             query: The weighted query terms.
             depth: How many candidates the pre-score keeps.
             allow: Keeps a position (filters); all when ``None``.
+            window: The time window the query names, if any.
+            when: The query asks for a time: the best ``when_candidates`` documents that
+                say one join too.
 
         Returns:
             Allowed positions, pre-score order first.
         """
         params = self.params
         chosen = self.candidates(query, depth=depth, allow=allow)
+        if window is not None:
+            have = set(chosen)
+            chosen += [pos for pos in self.in_window(query, window, allow) if pos not in have]
+        if when and params.when_candidates > 0:
+            prepared = self.prepared
+
+            def timed(pos: int) -> bool:
+                return prepared[pos].timed and (allow is None or allow(pos))
+
+            have = set(chosen)
+            more = self.candidates(query, depth=params.when_candidates, allow=timed)
+            chosen += [pos for pos in more if pos not in have]
         have = set(chosen)
         out = list(chosen)
 
@@ -350,6 +375,10 @@ class PoolIndex:
                         near = self._place.get((doc.thread, doc.seq + step))
                         if near is not None:
                             add(near)
+                            if params.answer_weight > 0 and self.prepared[near].asks:
+                                far = self._place.get((doc.thread, doc.seq + 2 * step))
+                                if far is not None:
+                                    add(far)
         if params.hop_docs > 0:
             for pos in chosen[: params.hop_docs]:
                 if self.prepared[pos].doc.thread is not None:
@@ -366,6 +395,53 @@ class PoolIndex:
                         if add(near):
                             budget -= 1
         return out
+
+    def dated(self) -> tuple[list[float], list[int]]:
+        """The live documents with a time: their times ascending, and their positions."""
+        found = self._dated
+        if found is None:
+            pairs = sorted(
+                (t, pos) for pos in self._live if (t := self.prepared[pos].doc.time) is not None
+            )
+            found = self._dated = ([t for t, _p in pairs], [p for _t, p in pairs])
+        return found
+
+    def in_window(
+        self, query: QueryTerms, window: Window, allow: Callable[[int], bool] | None = None
+    ) -> list[int]:
+        """The best ``date_candidates`` documents observed in ``window`` that share a term with
+        the query, by the pre-score; none when the window holds more than ``date_pool``."""
+        params = self.params
+        times, where = self.dated()
+        if not times or params.date_candidates <= 0:
+            return []
+        first = datetime.fromtimestamp(times[0], timezone.utc).year
+        last = datetime.fromtimestamp(times[-1], timezone.utc).year
+        inside: list[int] = []
+        for a, b in window.intervals(first, last):
+            inside.extend(where[bisect_left(times, a) : bisect_left(times, b)])
+            if len(inside) > params.date_pool:
+                return []
+        if not inside:
+            return []
+        idf = self.stats.idf
+        items = [(t, w * idf(t)) for t, w in query.weights.items()]
+        total = sum(wi for _t, wi in items) or 1.0
+        k1p, gamma, norm, key = params.k1 + 1.0, params.gamma, self._norm, self._key
+        scored = []
+        for pos in set(inside):
+            if allow is not None and not allow(pos):
+                continue
+            get = self.prepared[pos].counts.get
+            bm = cov = 0.0
+            for term, wi in items:
+                tf = get(term, 0)
+                if tf:
+                    bm += wi * tf * k1p / (tf + norm[pos])
+                    cov += wi
+            if bm > 0:
+                scored.append((bm * (1.0 + gamma * (cov / total) ** 2), -key[pos], pos))
+        return [pos for _s, _k, pos in heapq.nlargest(params.date_candidates, scored)]
 
     def positions(self, term: str) -> Sequence[int]:
         """Positions of the documents containing ``term`` (by impact in a long list)."""

@@ -32,14 +32,22 @@ copy, and sensitive documents are dropped unless asked for; both happen before t
 
 from __future__ import annotations
 
-import math
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from .._types import Trust
-from .terms import STOP_TERMS, doc_terms, is_stop_term, term_of
+from .dates import Window, asks_when, says_time
+from .model import (
+    DEFAULT_PARAMS,
+    CorpusStats,
+    Document,
+    QueryTerms,
+    Ranked,
+    RankParams,
+    idf,
+)
+from .terms import STOP_TERMS, doc_terms, is_stop_term, question_terms, term_of
 from .tokenize import is_cjk, tokenize
 
 __all__ = [
@@ -77,113 +85,6 @@ def _normalise_text(text: str) -> str:
     return " ".join(t for t in tokenize(text) if not (len(t) == 2 and is_cjk(t[0])))
 
 
-@dataclass(frozen=True)
-class RankParams:
-    """Tunable constants of the ranking formula (see the module docstring)."""
-
-    k1: float = 1.2
-    b: float = 0.75
-    b_cjk: float = 1.0
-    """``b`` for documents whose tokens are mostly CJK (CJK unigrams and pairs inflate ``|D|``,
-    and short CJK statements should not lose to long ones that mention a character)."""
-    cjk_unigram_weight: float = 0.3
-    gamma: float = 1.0
-    phrase_whole: float = 1.0
-    phrase_pair: float = 0.5
-    confidence_floor: float = 0.8
-    """``lambda``: the share of the prior that does not depend on confidence."""
-    stopwords: bool = True
-    stem: bool = True
-    clause_weight: float = 0.0
-    """Weight of each sentence of a multi-sentence query, scored alone and max-normalised."""
-    prf_docs: int = 5
-    """Pseudo-relevance feedback: how many top documents lend expansion terms (0 = off)."""
-    prf_terms: int = 20
-    prf_weight: float = 0.3
-    hop_docs: int = 3
-    """Multi-hop second pass: how many top documents act as bridges (0 = off). Only a
-    document outside any conversation thread is a bridge: a turn's second hop is its thread
-    neighbours (``context_weight``), and a chatty turn's rare words are seldom entities."""
-    hop_terms: int = 8
-    """A bridge's rarest terms (absent from the query) that the second pass searches for."""
-    hop_weight: float = 0.5
-    """A document reached through a bridge scores at most this share of the bridge's score."""
-    hop_df_share: float = 0.05
-    """A bridge term occurs in at most this share of the pool (or ``hop_min_df`` documents)."""
-    hop_min_df: int = 3
-    hop_min_pool: int = 20
-    """No multi-hop pass in a pool smaller than this (every term is "rare" in a tiny pool)."""
-    hop_reach: int = 6
-    """At most this many documents per bridge are added to a pool's candidate set."""
-    context_weight: float = 0.5
-    """Conversation context: a document next to a top document in the same thread scores at
-    least this share of that document's score (0 = off)."""
-    context_top: int = 5
-    """How many top documents lend their score to their thread neighbours."""
-
-
-DEFAULT_PARAMS = RankParams()
-
-
-@dataclass(frozen=True, slots=True)
-class Document:
-    """What ranking needs to know about one candidate record."""
-
-    id: str
-    tokens: Sequence[str]
-    """Index tokens, in order, with repeats (:func:`~memory_graph.tokenize.index_tokens`)."""
-    text: str = ""
-    """Index text, for the whole-phrase bonus."""
-    trust: Trust = "user-confirmed"
-    confidence: float = 1.0
-    precedence: int = 0
-    """Identity precedence, 0 highest."""
-    dedup_key: str | None = None
-    sensitive: bool = False
-    cache_key: str | None = None
-    """When set, names the document's tokens: a :class:`~.candidates.PoolIndex` update keeps
-    the prepared form of a document whose key is unchanged (it must change whenever the
-    tokens do, e.g. ``scope|id|version|hash``)."""
-    thread: str | None = None
-    """The conversation the document was said in (neighbours share it), if known."""
-    seq: int = 0
-    """The document's position in its thread."""
-
-
-@dataclass(frozen=True)
-class CorpusStats:
-    """Pool statistics for IDF: document count, mean length, and document frequencies."""
-
-    n_docs: int
-    avgdl: float
-    df: Mapping[str, int] = field(default_factory=dict)
-    _idf: dict[str, float] = field(default_factory=dict, compare=False, repr=False)
-
-    def idf(self, term: str) -> float:
-        """:func:`idf` of ``term`` in this pool (memoised: a pool's statistics are fixed)."""
-        found = self._idf.get(term)
-        if found is None:
-            found = self._idf[term] = idf(self.n_docs, self.df.get(term, 0))
-        return found
-
-
-@dataclass(frozen=True)
-class QueryTerms:
-    """A tokenised query: unique weighted terms, adjacent word pairs and the phrase text."""
-
-    weights: Mapping[str, float]
-    pairs: tuple[tuple[str, str], ...]
-    phrase: str
-
-
-@dataclass(frozen=True)
-class Ranked:
-    """One ranked document."""
-
-    doc: Document
-    score: float
-
-
 def _terms(tokens: Iterable[str], params: RankParams) -> list[str]:
     return [term_of(t) for t in tokens] if params.stem else list(tokens)
 
@@ -197,15 +98,21 @@ def query_terms(query: str, params: RankParams = DEFAULT_PARAMS) -> QueryTerms:
 
     Returns:
         The weighted unique terms (stopwords dropped unless the query has nothing else).
+
+    Examples:
+        >>> sorted(query_terms("When did Mel paint the sunsets?").weights)
+        ['mel', 'paint', 'sunset']
     """
-    terms = _terms(tokenize(query), params)
+    tokens = tokenize(query)
+    terms = _terms(tokens, params)
     weights: dict[str, float] = {}
     for term in terms:
         if term in weights:
             continue
         weights[term] = params.cjk_unigram_weight if len(term) == 1 and is_cjk(term) else 1.0
     if params.stopwords:
-        kept = {t: w for t, w in weights.items() if not is_stop_term(t)}
+        asked = {term_of(t) for t in question_terms(tokens)} if params.question_words else set()
+        kept = {t: w for t, w in weights.items() if not is_stop_term(t) and t not in asked}
         if kept:
             weights = kept
     words = [t for t in terms if not is_cjk(t[0])]
@@ -238,19 +145,6 @@ def corpus_stats(
         df.update(set(terms))
     count = len(docs) if n_docs is None else max(n_docs, len(docs))
     return CorpusStats(n_docs=count, avgdl=(total / len(docs)) if docs else 1.0, df=df)
-
-
-def idf(n_docs: int, df: int) -> float:
-    """``ln(1 + (N - df + 0.5) / (df + 0.5))`` (never negative).
-
-    Examples:
-        >>> round(idf(10, 1), 3)
-        1.992
-    """
-    return math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
-
-
-_idf = idf
 
 
 class _QueryScorer:
@@ -296,6 +190,10 @@ class Prepared:
     topic: tuple[str, ...] = ()
     """Its distinct terms that are neither function words nor single CJK characters (the
     terms feedback and the multi-hop pass may borrow), in order of first occurrence."""
+    asks: bool = False
+    """Its text asks a question (holds "?" or "？")."""
+    timed: bool = False
+    """It says a time (:func:`~memory_graph.recall.dates.says_time`)."""
 
 
 def _topic_terms(counts: Mapping[str, int], ascii_only: bool) -> tuple[str, ...]:
@@ -339,6 +237,8 @@ def prepare(
         ),
         cjk=not ascii_only and 2 * sum(1 for t in tokens if is_cjk(t[0])) > len(tokens),
         topic=_topic_terms(counts, ascii_only),
+        asks="?" in doc.text or "？" in doc.text,
+        timed=says_time(tokens),
     )
 
 
@@ -495,6 +395,12 @@ def _with_context(
             j = where.get((doc.thread, doc.seq + step))
             if j is not None:
                 out[j] = max(out[j], params.context_weight * rel[i])
+                if prepared[j].asks and params.answer_weight > 0:
+                    # The neighbour asks a question: the turn past it answers it (after the
+                    # hit) or is what it asks about (before the hit).
+                    far = where.get((doc.thread, doc.seq + 2 * step))
+                    if far is not None:
+                        out[far] = max(out[far], params.answer_weight * rel[i])
     return out
 
 
@@ -506,6 +412,7 @@ def rank(
     stats: CorpusStats | None = None,
     include_sensitive: bool = False,
     params: RankParams = DEFAULT_PARAMS,
+    window: Window | None = None,
 ) -> list[Ranked]:
     """Rank documents for a query.
 
@@ -516,6 +423,7 @@ def rank(
         stats: Pool statistics; computed from ``docs`` when omitted.
         include_sensitive: Keep sensitive documents (excluded by default, before top-K).
         params: Ranking constants.
+        window: The time window the query names (:func:`~.dates.question_window`), if any.
 
     Returns:
         At most ``limit`` results, best first, without duplicates and without documents that
@@ -530,7 +438,14 @@ def rank(
     need_pairs, need_text = bool(qt.pairs), params.phrase_whole > 0
     prepared = [prepare(d, params, pairs=need_pairs, text=need_text) for d in pool]
     return rank_prepared(
-        query, prepared, limit=limit, stats=stats, terms=qt, include_sensitive=True, params=params
+        query,
+        prepared,
+        limit=limit,
+        stats=stats,
+        terms=qt,
+        include_sensitive=True,
+        params=params,
+        window=window,
     )
 
 
@@ -543,6 +458,7 @@ def rank_prepared(
     terms: QueryTerms | None = None,
     include_sensitive: bool = False,
     params: RankParams = DEFAULT_PARAMS,
+    window: Window | None = None,
 ) -> list[Ranked]:
     """:func:`rank` over prepared documents (:func:`prepare`) with the pool's statistics.
 
@@ -554,6 +470,7 @@ def rank_prepared(
         terms: ``query_terms(query, params)`` when the caller has it already.
         include_sensitive: Keep sensitive documents.
         params: Ranking constants.
+        window: The time window the query names, if any.
 
     Returns:
         As :func:`rank`.
@@ -593,6 +510,15 @@ def rank_prepared(
         rel = _hop(qt, prepared, rel, stats, params)
     if params.context_weight > 0:
         rel = _with_context(prepared, rel, params)
+    if params.when_boost > 0 and asks_when(query):
+        up = 1.0 + params.when_boost
+        rel = [r * up if r > 0 and p.timed else r for p, r in zip(prepared, rel, strict=True)]
+    if window is not None and params.date_boost > 0:
+        up = 1.0 + params.date_boost
+        rel = [
+            r * up if r > 0 and window.holds(p.doc.time) else r
+            for p, r in zip(prepared, rel, strict=True)
+        ]
     scored: list[tuple[float, int, str, Document]] = []
     for p, r in zip(prepared, rel, strict=True):
         if r > 0.0:

@@ -7,10 +7,10 @@ function words that queries ignore. :mod:`memory_graph.recall.rank` re-exports b
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
-__all__ = ["doc_terms", "is_stop_term", "term_of"]
+__all__ = ["doc_terms", "is_stop_term", "question_terms", "term_of"]
 
 # English function words and question words: they carry no topic, and in questions they
 # dominate the token count ("what did ... do with her ...").
@@ -22,12 +22,14 @@ _EN_STOP = frozenset(
     their theirs them themselves then there these they this those through to too under until up
     very was we were what when where which while who whom whose why will with would you your
     yours yourself""".split()
+) | frozenset(
+    # What the tokenizer leaves of contractions and the possessive: "Mel's", "don't", "I'm".
+    """s t m d ll re ve don didn doesn isn wasn aren weren haven hasn hadn wouldn couldn
+    shouldn""".split()
 )
 # Single CJK function characters (particles, pronouns, question words, copulas).
 _CJK_STOP = frozenset("的了是我你他她它们在有和与及或吗呢吧啊呀么什哪谁几个这那就也都还很")
 
-STOP_TERMS = _EN_STOP | _CJK_STOP
-"""Every function word and character (:func:`is_stop_term`)."""
 
 _SUFFIXES: tuple[tuple[str, str], ...] = (
     ("ational", "ate"),
@@ -80,11 +82,56 @@ def term_of(token: str) -> str:
     return token
 
 
+_EN_STEMMED_STOP = frozenset(term_of(w) for w in _EN_STOP) - _EN_STOP
+"""Function words as :func:`term_of` maps them ("doe" of "does")."""
+STOP_TERMS = _EN_STOP | _CJK_STOP | _EN_STEMMED_STOP
+"""Every function word and character as a ranking term (:func:`is_stop_term`)."""
+
+
 def doc_terms(tokens: Iterable[str]) -> list[str]:
     """Map a document's tokens to ranking terms, keeping order and repeats."""
     return [term_of(t) for t in tokens]
 
 
 def is_stop_term(term: str) -> bool:
-    """Whether a ranking term is a function word (ignored in queries)."""
-    return term in _EN_STOP or term in _CJK_STOP
+    """Whether a ranking term is a function word (ignored in queries), also as stemmed
+    ("does" is the term "doe", "having" is "hav").
+
+    Examples:
+        >>> [is_stop_term(term_of(w)) for w in ("does", "having", "during", "paint")]
+        [True, True, True, False]
+    """
+    return term in STOP_TERMS
+
+
+# Question phrases whose words carry no topic: "how many", "what kind of", "有几个", "是什么".
+_HOW = frozenset({"many", "much", "often"})
+_KIND = frozenset({"kind", "kinds", "type", "types", "sort", "sorts"})
+_ZH_QUESTION = frozenset(
+    "什么 哪里 哪儿 哪个 哪些 哪位 多少 几个 几位 几次 几天 怎么 怎样 如何 为什 是否 有没".split()
+)
+
+
+def question_terms(tokens: Sequence[str]) -> set[str]:
+    """The tokens of a question that only ask: "many" of "how many", "kind"/"of" of "what kind
+    of", Chinese question words ("什么", "哪个", "几个"). Queries ignore them like function
+    words ("long" of "how long" stays: evidence says "a long time").
+
+    Examples:
+        >>> from .tokenize import tokenize
+        >>> sorted(question_terms(tokenize("What kind of tea does Sam like? How many cups?")))
+        ['kind', 'many', 'of']
+        >>> sorted(question_terms(tokenize("我的手机是什么牌子？有几个？")))
+        ['什么', '几个']
+    """
+    out: set[str] = set()
+    for i, token in enumerate(tokens):
+        prev = tokens[i - 1] if i else ""
+        if token in _HOW and prev == "how":
+            out.add(token)
+        elif token in _KIND and prev in ("what", "which") and tokens[i + 1 : i + 2] == ["of"]:
+            out.update((token, "of"))
+        elif len(token) == 2 and not token.isascii():
+            if token in _ZH_QUESTION:
+                out.add(token)
+    return out

@@ -31,6 +31,7 @@ from typing import Any, NamedTuple
 from .._identity import Owner
 from .._types import Disagreement, Record, SearchHit
 from ..recall.candidates import PoolIndex
+from ..recall.dates import asks_when, question_window
 from ..recall.plan import rank_legs
 from ..recall.rank import (
     Document,
@@ -75,6 +76,7 @@ def _document(record: Record) -> Document:
         dedup_key=f"{record.content_hash}|{record.knowledge!r}",
         sensitive=record.sensitivity == "sensitive",
         cache_key=f"{scope}|{record.id}|{record.version}|{record.content_hash}|{record.key}",
+        time=(record.provenance.observed_at or record.created_at).timestamp(),
     )
 
 
@@ -406,10 +408,21 @@ def rank_pool(
 
     def rank_one(text: str) -> list[Ranked]:
         qt = query_terms(text)
-        chosen = index.select(qt, depth=depth, allow=allow) if qt.weights else []
+        window = question_window(text, at)
+        chosen = (
+            index.select(qt, depth=depth, allow=allow, window=window, when=asks_when(text))
+            if qt.weights
+            else []
+        )
         prepared = [index.prepared[pos] for pos in chosen]
         return rank_prepared(
-            text, prepared, limit=limit, stats=index.stats, terms=qt, include_sensitive=True
+            text,
+            prepared,
+            limit=limit,
+            stats=index.stats,
+            terms=qt,
+            include_sensitive=True,
+            window=window,
         )
 
     # recall.plan: a query's legs (several questions, a restated one), expansion, hop pass
