@@ -27,7 +27,9 @@ class ReadMethods(StoreShell):
         """The user's profile (empty, revision 0, when none)."""
         return self._read(R.get_profile_op(owner))
 
-    def get_preferences(self, owner: Owner, *, as_of: datetime | None = None) -> list[Preference]:
+    def get_preferences(
+        self, owner: Owner, *, as_of: datetime | None = None
+    ) -> list[Preference]:
         """Active, unexpired preferences; shadowed ones are ``overridden``."""
         return self._read(R.get_preferences_op(owner, as_of=as_of, clock=self._clock))
 

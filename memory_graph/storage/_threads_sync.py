@@ -30,7 +30,9 @@ class ThreadMethods(StoreShell):
             ThreadOwnerError: another principal (user, workspace or agent) started the thread.
             ValidationError: ``thread_id`` is not a non-blank string of at most 512 bytes.
         """
-        before = self._read(TH.claim_thread_op(owner, thread_id, claim=False, now=self._clock()))
+        before = self._read(
+            TH.claim_thread_op(owner, thread_id, claim=False, now=self._clock())
+        )
         if before:
             return False
         return self._run(TH.claim_thread_op(owner, thread_id, claim=True, now=self._clock()))
@@ -41,7 +43,9 @@ class ThreadMethods(StoreShell):
         Raises:
             ThreadOwnerError: another principal started the thread.
         """
-        return self._read(TH.claim_thread_op(owner, thread_id, claim=False, now=self._clock()))
+        return self._read(
+            TH.claim_thread_op(owner, thread_id, claim=False, now=self._clock())
+        )
 
     def _own_thread(self, owner: Owner, thread_id: str) -> bool:
         """Claim ``thread_id`` for ``owner`` or check that it is ``owner``'s: one round trip.
