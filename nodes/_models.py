@@ -96,6 +96,7 @@ def _context_values(text: str) -> dict[str, str]:
 
 _RECALLED = re.compile(r"^- \[[^\]\n]*\] (.+)$", re.MULTILINE)
 _SKIP_KEYS = {"name", "call_them"}
+_FOLD = re.compile(r"[._\s]+")
 
 
 def _remembered(text: str, limit: int = 3) -> list[str]:
@@ -108,12 +109,16 @@ def _remembered(text: str, limit: int = 3) -> list[str]:
         if key not in _SKIP_KEYS:
             items.append(f"{key.replace('_', ' ')}: {value}")
     out: list[str] = []
+    seen: set[str] = set()
     for item in items:
+        if len(out) == limit:
+            break
         short = item if len(item) <= 80 else item[:79] + "…"
-        folded = re.sub(r"[._\s]+", " ", short.casefold())
-        if short and all(re.sub(r"[._\s]+", " ", o.casefold()) != folded for o in out):
+        folded = _FOLD.sub(" ", short.casefold())
+        if short and folded not in seen:
+            seen.add(folded)
             out.append(short)
-    return out[:limit]
+    return out
 
 
 class OfflineChatModel(BaseChatModel):
@@ -155,7 +160,7 @@ class OfflineChatModel(BaseChatModel):
         length = (values.get("reply_length") or values.get("verbosity") or "").casefold()
         chinese = language in _CHINESE or language.startswith("zh")
         short = length in _SHORT
-        known = _remembered(system)
+        known = [] if short else _remembered(system)  # a short reply names no memory
         if chinese:
             text = f"你好，{name}！" if name else "你好！"
             if not short:

@@ -109,6 +109,20 @@ def test_offline_model_names_what_it_recalled() -> None:
     assert "Alice keeps bees & wasps" in reply and "dark mode" in reply
 
 
+def test_offline_model_names_three_distinct_memories_in_prompt_order() -> None:
+    # Spelling variants of one memory (case, dots, underscores, spaces) count once; the
+    # first three distinct ones are named, and a short reply names none.
+    lines = ["Keeps Bees", "keeps.bees", "keeps_bees", "swims daily", "reads", "runs", "cooks"]
+    prompt = "<memory_source>\n" + "".join(
+        f"- [fact | user-confirmed | id={i} | v1] {t}\n" for i, t in enumerate(lines)
+    )
+    prompt += "</memory_source>"
+    reply = OfflineChatModel().reply([SystemMessage(prompt), HumanMessage("hi")])
+    assert reply == "Hello! I remember: Keeps Bees; swims daily; reads."
+    short = "<user_context>\n- reply_length: short\n</user_context>\n" + prompt
+    assert OfflineChatModel().reply([SystemMessage(short), HumanMessage("hi")]) == "Hello!"
+
+
 def test_first_and_second_session_replies_follow_memory(pg_dsn: str) -> None:
     with harness_on(pg_dsn, "sync") as h:
         first = h.invoke(turn("I prefer dark mode. I work at Acme."), cfg("s1"), context=CTX)
