@@ -281,6 +281,21 @@ def test_question_window_forms() -> None:
     assert not window.holds((NOW - timedelta(days=40)).timestamp())
 
 
+def test_a_question_of_thousands_of_dates_reads_a_bounded_few() -> None:
+    # Every candidate document is tested against each date a question names: a hostile or
+    # pasted text of 20,000 dates named 20,000 spans (and took half a minute to read).
+    huge = question_window("May 5, 2023 " * 20_000)
+    assert huge is not None and 0 < len(huge.spans) <= 16
+    zh = question_window("2023年5月8日前" * 20_000)
+    assert zh is not None and 0 < len(zh.spans) <= 16
+    # Impossible dates name nothing; control and format characters between the parts break
+    # nothing; fullwidth digits read as the same numbers.
+    assert question_window("我2023年13月45日去了哪里？") is None
+    assert question_window("What did I do on May \u202e5, \x1b2023?") is not None
+    wide = question_window("What did I do on May ５, ２０２３?")
+    assert wide is not None and (wide.month, wide.day) == (5, 5)
+
+
 def test_when_question_prefers_evidence_that_says_a_time(search) -> None:  # type: ignore[no-untyped-def]
     # A "when" question is answered by a statement that says a time, not by the one that
     # repeats its words most.

@@ -204,12 +204,20 @@ def _shape(start: datetime, end: datetime, prefix: str) -> tuple[datetime, datet
     return start, end
 
 
+_MAX_DATES = 16
+"""Dates read from one question per script, at most: a question names a few, and every
+candidate document is tested against each (a text of thousands of dates is not a question
+about when; reading them all was quadratic in the text)."""
+
+
 def _english(text: str) -> tuple[list[tuple[float, float]], int, int, list[tuple[int, int]]]:
     spans: list[tuple[float, float]] = []
     month_only, month_day = 0, 0
     taken: list[tuple[int, int]] = []
     for pattern in _EN_DATES:
         for m in pattern.finditer(text):
+            if len(taken) >= _MAX_DATES:
+                return spans, month_only, month_day, taken
             if any(a < m.end() and m.start() < b for a, b in taken):
                 continue
             groups = m.groupdict()
@@ -242,6 +250,8 @@ def _chinese(text: str) -> tuple[list[tuple[float, float]], int, int]:
     spans: list[tuple[float, float]] = []
     month_only, month_day = 0, 0
     for m in _ZH_DATE.finditer(text):
+        if len(spans) >= _MAX_DATES:
+            break
         if not m.group("mon"):
             if m.group("year") and not m.group("day"):
                 whole = _cn_int(m.group("year"))
