@@ -9,6 +9,7 @@ from __future__ import annotations
 import atexit
 import os
 import shutil
+import sys
 import tempfile
 import uuid
 from collections.abc import Iterator
@@ -27,6 +28,10 @@ if os.environ.get("CI"):
 
 # Store fixtures (store, make_store, clock) shared by the store suites.
 pytest_plugins = ["_stores"]
+
+# The benchmarks' counting proxy (``bench/_wire.py``) counts round trips in the commit-path
+# and driver tests.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 
 if not os.environ.get("XDG_RUNTIME_DIR"):
     _runtime = tempfile.mkdtemp(prefix="mg-runtime-")

@@ -8,20 +8,16 @@ pin what the server sees, whatever the client library does.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 from datetime import timedelta
-from pathlib import Path
 from typing import Any
 
 import psycopg
 import pytest
 from _stores import T0
+from _wire import RoundTrips, proxied  # the benchmarks' counting proxy (on the path: conftest.py)
 
 from memory_graph import Owner, StaleWriteError
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-from _wire import RoundTrips, proxied  # noqa: E402  (the benchmarks' counting proxy)
 
 ALICE = Owner("alice", agent="helper")
 

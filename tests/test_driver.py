@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 from typing import Any
 
 import psycopg
 import pytest
+from _wire import proxied  # the benchmarks' counting proxy (on the path: conftest.py)
 
 from memory_graph.storage._driver import Op, Query, run_sync
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-from _wire import proxied  # noqa: E402  (the benchmarks' counting proxy)
 
 
 def _count() -> Op[int]:
