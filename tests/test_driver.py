@@ -7,8 +7,9 @@ from typing import Any
 import psycopg
 import pytest
 from _wire import proxied  # the benchmarks' counting proxy (on the path: conftest.py)
+from psycopg.pq import TransactionStatus
 
-from memory_graph.storage._driver import Op, Query, run_sync
+from memory_graph.storage._driver import BEGIN, Op, Query, run_async, run_sync
 
 
 def _count() -> Op[int]:
@@ -25,11 +26,11 @@ def test_a_failing_op_writes_nothing_even_after_a_read(pg_dsn: str) -> None:
     with psycopg.connect(pg_dsn) as conn:
         conn.execute("CREATE TABLE t (x int)")
         conn.commit()
-        assert run_sync(conn, _count(), readonly=True) == 0
+        assert run_sync(conn, _count(), autocommit=True) == 0
         assert conn.autocommit is False  # the read restored transactional mode
         with pytest.raises(ValueError):
             run_sync(conn, _insert_then_fail())
-        assert run_sync(conn, _count(), readonly=True) == 0
+        assert run_sync(conn, _count(), autocommit=True) == 0
 
 
 def _two_clocks() -> Op[tuple[Any, Any]]:
@@ -38,12 +39,12 @@ def _two_clocks() -> Op[tuple[Any, Any]]:
     return first["t"], second["t"]
 
 
-def test_readonly_runs_outside_a_transaction(pg_dsn: str) -> None:
+def test_autocommit_runs_outside_a_transaction(pg_dsn: str) -> None:
     with psycopg.connect(pg_dsn) as conn:
         # now() is fixed within a transaction, and moves between autocommit statements.
         a, b = run_sync(conn, _two_clocks())
         assert a == b
-        a, b = run_sync(conn, _two_clocks(), readonly=True)
+        a, b = run_sync(conn, _two_clocks(), autocommit=True)
         assert a < b
 
 
@@ -77,7 +78,7 @@ def test_a_failing_statement_rolls_back_the_transaction(pg_dsn: str) -> None:
         conn.commit()
         with pytest.raises(psycopg.errors.DivisionByZero):
             run_sync(conn, _failure_then_read())
-        assert run_sync(conn, _count(), readonly=True) == 0
+        assert run_sync(conn, _count(), autocommit=True) == 0
         assert run_sync(conn, _count()) == 0  # the connection is usable again
 
 
@@ -99,5 +100,68 @@ def test_a_write_costs_one_round_trip_per_statement_plus_begin_and_commit(pg_dsn
         trips.take()
         assert run_sync(conn, _round_trips()) == 5
         assert sum(trips.take().values()) == 8
-        assert run_sync(conn, _count(), readonly=True) == 5
+        assert run_sync(conn, _count(), autocommit=True) == 5
         assert sum(trips.take().values()) == 1
+
+
+def _begin_midway(fail: bool) -> Op[int]:
+    # An autocommit op: the first insert commits on its own; BEGIN opens a transaction for
+    # the rest, which the driver commits when the op returns and rolls back when it raises.
+    yield Query("INSERT INTO t VALUES (1)", fetch="none")
+    yield BEGIN
+    yield Query("INSERT INTO t VALUES (2)", fetch="none")
+    yield Query("INSERT INTO t VALUES (3)", fetch="none")
+    if fail:
+        raise ValueError("boom")
+    return (yield from _count())
+
+
+def _drive_both(pg_dsn: str, op: Any) -> list[Any]:
+    """Run ``op()`` with run_sync and with run_async (autocommit), each on a fresh table."""
+    import asyncio
+
+    out: list[Any] = []
+    with psycopg.connect(pg_dsn, autocommit=True) as setup:
+        setup.execute("DROP TABLE IF EXISTS t")
+        setup.execute("CREATE TABLE t (x int)")
+    with psycopg.connect(pg_dsn) as conn:
+        try:
+            out.append(run_sync(conn, op(), autocommit=True))
+        except ValueError as exc:
+            out.append(exc)
+        out.append((conn.info.transaction_status, conn.autocommit))
+        out.append(sorted(r[0] for r in conn.execute("SELECT x FROM t")))
+        conn.rollback()
+    with psycopg.connect(pg_dsn, autocommit=True) as setup:
+        setup.execute("TRUNCATE t")
+
+    async def run() -> None:
+        aconn = await psycopg.AsyncConnection.connect(pg_dsn)
+        try:
+            try:
+                out.append(await run_async(aconn, op(), autocommit=True))
+            except ValueError as exc:
+                out.append(exc)
+            out.append((aconn.info.transaction_status, aconn.autocommit))
+            cur = await aconn.execute("SELECT x FROM t")
+            out.append(sorted(r[0] for r in await cur.fetchall()))
+        finally:
+            await aconn.close()
+
+    asyncio.run(run())
+    return out
+
+
+def test_an_autocommit_op_may_open_a_transaction_that_commits_on_return(pg_dsn: str) -> None:
+    idle = (TransactionStatus.IDLE, False)  # the connection is handed back as it came
+    got = _drive_both(pg_dsn, lambda: _begin_midway(False))
+    assert got == [3, idle, [1, 2, 3]] * 2
+
+
+def test_an_autocommit_op_that_raises_after_begin_rolls_back_only_the_transaction(
+    pg_dsn: str,
+) -> None:
+    got = _drive_both(pg_dsn, lambda: _begin_midway(True))
+    assert isinstance(got[0], ValueError) and isinstance(got[3], ValueError)
+    idle = (TransactionStatus.IDLE, False)
+    assert [got[1], got[2], got[4], got[5]] == [idle, [1], idle, [1]]

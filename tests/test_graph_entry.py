@@ -126,7 +126,7 @@ def statements(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
     sent: list[str] = []
     real = sync_store.run_sync
 
-    def counting(conn: Any, op: Any, *, readonly: bool = False) -> Any:
+    def counting(conn: Any, op: Any, *, autocommit: bool = False) -> Any:
         def watched() -> Any:
             query = next(op)
             while True:
@@ -136,7 +136,7 @@ def statements(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
                 except StopIteration as stop:
                     return stop.value
 
-        return real(conn, watched(), readonly=readonly)
+        return real(conn, watched(), autocommit=autocommit)
 
     monkeypatch.setattr(sync_store, "run_sync", counting)
     yield sent

@@ -22,13 +22,14 @@ from typing import Any, Literal, TypeVar
 
 import psycopg
 from psycopg import errors as pgerrors
-from psycopg.pq import ExecStatus
+from psycopg.pq import ExecStatus, TransactionStatus
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool, ConnectionPool, PoolTimeout
 
 from ..errors import ConfigurationError, ConflictError, StorageUnavailableError
 
 __all__ = [
+    "BEGIN",
     "AsyncCheckedPool",
     "CheckedPool",
     "Op",
@@ -45,6 +46,7 @@ __all__ = [
 T = TypeVar("T")
 
 TUPLES_OK = ExecStatus.TUPLES_OK
+_OPEN = (TransactionStatus.INTRANS, TransactionStatus.INERROR)
 
 Fetch = Literal["none", "one", "all", "rowcount"]
 
@@ -64,6 +66,12 @@ class Query:
 
 Op = Generator[Query, Any, T]
 """A store operation: yields queries, receives results, returns its value."""
+
+BEGIN = Query("BEGIN", fetch="none")
+"""Yielded by an op run with ``autocommit=True`` to open a transaction for the statements that
+follow: the driver commits it when the op returns and rolls it back when the op raises. An
+optimistic write reads and writes in autocommit (each statement atomic on its own) and falls
+back to a locked transaction only when it lost a race (see ``_ops_writes.set_preference``)."""
 
 
 @contextmanager
@@ -274,6 +282,11 @@ def _has_rows(cur: Any) -> bool:
     return res is not None and res.status == TUPLES_OK
 
 
+def _in_transaction(conn: Any) -> bool:
+    """Whether an autocommit connection is inside a transaction an op opened (:data:`BEGIN`)."""
+    return not conn.closed and conn.info.transaction_status in _OPEN
+
+
 def _read(cur: Any, q: Query, rows: list[dict[str, Any]] | None) -> Any:
     if q.fetch == "none":
         return None
@@ -284,7 +297,7 @@ def _read(cur: Any, q: Query, rows: list[dict[str, Any]] | None) -> Any:
     return rows or []
 
 
-def run_sync(conn: psycopg.Connection[Any], op: Op[T], *, readonly: bool = False) -> T:
+def run_sync(conn: psycopg.Connection[Any], op: Op[T], *, autocommit: bool = False) -> T:
     """Drive ``op`` on a sync connection, in one transaction.
 
     Statements run one at a time, each a round trip: ``BEGIN``, the op's statements, then
@@ -294,14 +307,24 @@ def run_sync(conn: psycopg.Connection[Any], op: Op[T], *, readonly: bool = False
     round trips it saved, and psycopg still spent a round trip per sync and one to leave the
     pipeline (ARCHITECTURE.md, "Commit path").
 
-    With ``readonly=True`` (reads only) the statements run in autocommit mode instead: no
-    ``BEGIN``/``COMMIT`` round trips, and each statement sees its own consistent snapshot.
+    With ``autocommit=True`` (reads, and writes made of one atomic statement) the statements
+    run in autocommit mode instead: no ``BEGIN``/``COMMIT`` round trips, and each statement
+    sees its own consistent snapshot. Such an op may yield :data:`BEGIN` to run the rest of
+    its statements in one transaction.
     """
-    if readonly:
+    if autocommit:
         conn.autocommit = True
         try:
             with map_errors():
-                return _drive_sync(conn, op)
+                try:
+                    result = _drive_sync(conn, op)
+                except BaseException:
+                    if _in_transaction(conn):
+                        conn.rollback()
+                    raise
+                if _in_transaction(conn):
+                    conn.commit()
+                return result
         finally:
             if not conn.closed:  # a broken connection is discarded by the pool anyway
                 conn.autocommit = False
@@ -324,13 +347,23 @@ def _drive_sync(conn: psycopg.Connection[Any], op: Op[T]) -> T:
             return stop.value  # type: ignore[no-any-return]
 
 
-async def run_async(conn: psycopg.AsyncConnection[Any], op: Op[T], *, readonly: bool = False) -> T:
+async def run_async(
+    conn: psycopg.AsyncConnection[Any], op: Op[T], *, autocommit: bool = False
+) -> T:
     """Async twin of :func:`run_sync`."""
-    if readonly:
+    if autocommit:
         await conn.set_autocommit(True)
         try:
             with map_errors():
-                return await _drive_async(conn, op)
+                try:
+                    result = await _drive_async(conn, op)
+                except BaseException:
+                    if _in_transaction(conn):
+                        await conn.rollback()
+                    raise
+                if _in_transaction(conn):
+                    await conn.commit()
+                return result
         finally:
             if not conn.closed:
                 await conn.set_autocommit(False)

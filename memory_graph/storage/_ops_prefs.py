@@ -21,6 +21,7 @@ from ..validate import expiry
 from ._driver import Op, Query
 from ._ops_records import (
     CommitContext,
+    Contended,
     Locked,
     Outcome,
     active_count_sql,
@@ -43,15 +44,21 @@ __all__ = [
 ]
 
 
-def pref_row(ident: Identity, key: str, now: datetime, *, count: bool) -> Op[dict[str, Any]]:
+def pref_row(
+    ident: Identity, key: str, now: datetime, *, count: bool, lock: bool = True
+) -> Op[dict[str, Any]]:
     """The (identity, key) row locked, or all-``None`` columns; with ``count``, also the
-    identity's active row count at ``now`` when the key is not active (for capacity)."""
+    identity's active row count at ``now`` when the key is not active (for capacity).
+
+    ``lock=False`` reads it without the row lock (an optimistic write, see
+    :func:`apply_set_preference`)."""
     count_sql, count_params = active_count_sql(ident, now)
+    for_update = " FOR UPDATE" if lock else ""
     row = yield Query(
         f"SELECT r.*, CASE WHEN %s AND r.status IS DISTINCT FROM 'active' THEN {count_sql} "
         "END AS active_n FROM (SELECT 1) one LEFT JOIN LATERAL "
         f"(SELECT {RECORD_COLS} FROM mg_records WHERE scope_id = %s AND agent_key = %s "
-        "AND workspace_key = %s AND kind = 'preference' AND key = %s FOR UPDATE) r ON true",
+        f"AND workspace_key = %s AND kind = 'preference' AND key = %s{for_update}) r ON true",
         (count, *count_params, ident.scope_id, ident.agent_key, ident.workspace_key, key),
         fetch="one",
     )
@@ -71,6 +78,18 @@ def _pref_state(row: dict[str, Any] | None) -> dict[str, Any] | None:
     }
 
 
+_PREF_INSERT = (
+    "INSERT INTO mg_records (content, trust, source, source_event_id, observed_at, quote, "
+    "thread_id, uri, expires_at, content_hash, tokens, updated_at, scope_id, id, level, "
+    "agent_key, workspace_key, kind, key, sensitivity, confidence, created_at)"
+)
+_PREF_VALUES = (
+    "%s::text, %s::text, %s::text, %s::text, %s::timestamptz, %s::text, %s::text, %s::text, "
+    "%s::timestamptz, %s::text, %s::text[], %s::timestamptz, %s::text, %s::uuid, %s::text, "
+    "%s::text, %s::text, 'preference', %s::text, 'private', 1.0, %s::timestamptz"
+)
+
+
 def lock_preference(ident: Identity, key: str) -> Op[None]:
     """The advisory lock serialising writes of one (identity, preference key)."""
     yield from lock("pref", ident.scope_id, ident.agent_key, ident.workspace_key, key)
@@ -81,10 +100,17 @@ def apply_set_preference(
     base_version: int | None,
     args: dict[str, Any],
     locked: Locked | None = None,
+    *,
+    optimistic: bool = False,
 ) -> Op[Outcome]:
     """Seed semantics (DESIGN §3): UNCHANGED / CREATED / UPDATED, stale writes conflicted.
 
-    The caller holds :func:`lock_preference` for the key.
+    The caller holds :func:`lock_preference` for the key, unless ``optimistic``: then
+    ``locked`` holds the row as read without a lock, in autocommit, and the outcome's
+    statement is gated on that row being unchanged (an UPDATED write is the compare-and-set
+    ``UPDATE`` itself, which re-checks the version on the row's newest copy; an UNCHANGED one
+    is guarded by the version). A write that would create the key (capacity) or conflict
+    raises :class:`Contended` instead, and the caller retries under the lock.
     """
     ident, key, value = ctx.identity, args["key"], args["value"]
     found = locked.row if locked else (yield from pref_row(ident, key, ctx.now, count=True))
@@ -94,6 +120,16 @@ def apply_set_preference(
     exp = expiry(args.get("expires_at"), updated_at)
     state = _pref_state(row)
     ev = ctx.evidence
+    if (
+        optimistic
+        and state is None
+        and (row is not None or found["active_n"] >= ctx.limits.max_records_per_identity)
+    ):
+        # A removed key, or an identity near its capacity (counted exactly under the lock).
+        raise Contended("this write needs the lock")
+    # The optimistic compare-and-set: the row as read, still at the version read.
+    same = "scope_id = %s AND id = %s AND version = %s AND status = 'active'"
+    same_params = (ident.scope_id, str(found["id"]), current)
     if state is not None and (
         state["value"] == value
         and state["source"] == ctx.source
@@ -107,7 +143,13 @@ def apply_set_preference(
             current,
             "same value, source, expiry and event: nothing written",
             {"key": key, "value": value},
+            guard=Query(f"EXISTS (SELECT 1 FROM mg_records WHERE {same})", same_params)
+            if optimistic
+            else None,
         )
+    stale = row is not None and updated_at <= row["updated_at"]
+    if optimistic and (stale or base_version not in (None, current)):
+        raise Contended("a conflicted write is decided, and rolled back, under the lock")
     if base_version is not None and current != base_version:
         return Outcome(
             "conflicted",
@@ -128,7 +170,7 @@ def apply_set_preference(
             f"stored {format_utc(row['updated_at'])} for preference {key}",
             {"reason": "stale", "key": key},
         )
-    if state is None:
+    if state is None and not optimistic:
         yield from check_capacity(ctx, ident, found["active_n"])
     tokens = record_tokens(value, None, key)
     common = (
@@ -147,40 +189,47 @@ def apply_set_preference(
     )
     status: WriteStatus
     writes: list[Query] = []
+    gate: Query | None = None
     if row is None:
         rid = str(uuid.uuid4())
-        writes.append(
-            Query(
-                "INSERT INTO mg_records (content, trust, source, source_event_id, observed_at, "
-                "quote, thread_id, uri, expires_at, content_hash, tokens, updated_at, scope_id, "
-                "id, level, agent_key, workspace_key, kind, key, sensitivity, confidence, "
-                "created_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, "
-                "%s, %s, %s, 'preference', %s, 'private', 1.0, %s)",
-                (
-                    *common,
-                    ident.scope_id,
-                    rid,
-                    ident.level,
-                    ident.agent_key,
-                    ident.workspace_key,
-                    key,
-                    updated_at,
-                ),
-            )
+        params = (
+            *common,
+            ident.scope_id,
+            rid,
+            ident.level,
+            ident.agent_key,
+            ident.workspace_key,
+            key,
+            updated_at,
         )
+        if optimistic:
+            # Under the key's lock, taken in the statement (a locked writer of the key that
+            # read no row waits for it, then sees this row); a concurrent insert of the key
+            # makes this one insert nothing, and the write is retried under the lock.
+            lock_key = "\x1f".join(("pref", ident.scope_id, ident.agent_key, ident.workspace_key))
+            gate = Query(
+                f"{_PREF_INSERT} SELECT {_PREF_VALUES} WHERE pg_advisory_xact_lock("
+                "hashtextextended(%s, 0)) IS NOT NULL ON CONFLICT (scope_id, agent_key, "
+                "workspace_key, key) WHERE kind = 'preference' DO NOTHING",
+                (*params, f"{lock_key}\x1f{key}"),
+            )
+        else:
+            writes.append(Query(f"{_PREF_INSERT} VALUES ({_PREF_VALUES})", params))
         version, status = 1, "CREATED"
     else:
         rid, version = str(row["id"]), current + 1
-        writes.append(
-            Query(
-                "UPDATE mg_records SET content = %s, trust = %s, source = %s, "
-                "source_event_id = %s, observed_at = %s, quote = %s, thread_id = %s, "
-                "uri = %s, expires_at = %s, content_hash = %s, tokens = %s, "
-                "updated_at = %s, status = 'active', version = %s, recorded_at = now() "
-                "WHERE scope_id = %s AND id = %s",
-                (*common, version, ident.scope_id, rid),
-            )
+        update = (
+            "UPDATE mg_records SET content = %s, trust = %s, source = %s, "
+            "source_event_id = %s, observed_at = %s, quote = %s, thread_id = %s, "
+            "uri = %s, expires_at = %s, content_hash = %s, tokens = %s, "
+            "updated_at = %s, status = 'active', version = %s, recorded_at = now() WHERE "
         )
+        if optimistic:
+            gate = Query(update + same, (*common, version, *same_params))
+        else:
+            writes.append(
+                Query(update + "scope_id = %s AND id = %s", (*common, version, ident.scope_id, rid))
+            )
         status = "CREATED" if state is None else "UPDATED"
     after = {
         "value": value,
@@ -199,6 +248,7 @@ def apply_set_preference(
         {"key": key, "value": value, "previous_value": state["value"] if state else None},
         writes=tuple(writes),
         audits=(audit_row(ctx, ident, "preference", key, "set", state, after, version),),
+        gate=gate,
     )
 
 

@@ -28,7 +28,7 @@ from ..errors import (
     StaleWriteError,
     ValidationError,
 )
-from ._driver import Op, Query
+from ._driver import BEGIN, Op, Query
 from ._ops_prefs import (
     apply_delete_preference,
     apply_patch_profile,
@@ -48,6 +48,7 @@ from ._ops_propose import (
 from ._ops_reads import get_record_op
 from ._ops_records import (
     CommitContext,
+    Contended,
     Locked,
     Outcome,
     apply_add,
@@ -177,13 +178,18 @@ def _finish(
     writes = outcome.writes if outcome is not None else ()
     audits = outcome.audits if outcome is not None else ()
     guard = outcome.guard if outcome is not None else None
+    gate = outcome.gate if outcome is not None else None
     first = (unsaved.audit,) if unsaved is not None else ()
-    done = yield statement([*writes, update], [*first, *audits, transition], guard)
-    return guard is None or bool(done["ok"])
+    done = yield statement([*writes, update], [*first, *audits, transition], guard, gate)
+    return (guard is None and gate is None) or (done is not None and bool(done["ok"]))
 
 
 def _apply(
-    ctx: CommitContext, row: dict[str, Any], args: dict[str, Any], locked: Locked | None
+    ctx: CommitContext,
+    row: dict[str, Any],
+    args: dict[str, Any],
+    locked: Locked | None,
+    optimistic: bool = False,
 ) -> Op[Outcome]:
     op, base = row["operation"], row["base_version"]
     if op == "add":
@@ -193,7 +199,7 @@ def _apply(
     if op == "remove":
         return (yield from apply_remove(ctx, row["target_id"], base, locked))
     if op == "set_preference":
-        return (yield from apply_set_preference(ctx, base, args, locked))
+        return (yield from apply_set_preference(ctx, base, args, locked, optimistic=optimistic))
     if op == "delete_preference":
         return (yield from apply_delete_preference(ctx, base, args, locked))
     return (yield from apply_patch_profile(ctx, base, args, locked))
@@ -242,11 +248,14 @@ def _decide(
     trust: Trust | None,
     locked: Locked | None = None,
     unsaved: Unsaved | None = None,
+    optimistic: bool = False,
 ) -> Op[CommitResult]:
     """Decide a proposal row this transaction holds, with its target's lock (if it applies).
 
     ``locked``: the target as read under its lock by this transaction's propose, if any;
-    ``unsaved``: the row itself when it is not written yet (a trusted write's).
+    ``unsaved``: the row itself when it is not written yet (a trusted write's);
+    ``optimistic``: a trusted preference write in autocommit, its target read without a lock:
+    it commits in one gated statement or raises :class:`Contended` having written nothing.
     """
     pid = row["id"]
     if row["status"] != "pending":
@@ -281,7 +290,7 @@ def _decide(
         if not actor.startswith(("policy", "grant:")):  # a person said no; a rule is no news
             yield from remember_rejection_op(row, now, limits)
         return res
-    out = yield from _apply(ctx, row, new_args, locked)
+    out = yield from _apply(ctx, row, new_args, locked, optimistic)
     while True:
         res = CommitResult(
             pid,
@@ -296,6 +305,8 @@ def _decide(
         edited = new_args if dec == "edit" else None
         if (yield from _finish(ctx, row, res.status, res, record, edited, out, unsaved)):
             return res
+        if optimistic:
+            raise Contended("the preference changed since it was read")
         # An optimistic add met a duplicate or a full identity: read, then decide again.
         out = yield from apply_add(ctx, new_args)
 
@@ -336,15 +347,45 @@ def trusted_write_op(
     evidence: Any = None,
     clock: Clock,
     limits: Limits,
+    optimistic: bool = False,
 ) -> Op[CommitResult]:
     """A programmatic write: propose + approve (actor ``api``) in one transaction.
+
+    ``optimistic`` (``set_preference`` of a key that is set, run in autocommit): read the
+    target without a lock, then commit in one statement gated on it being unchanged; if it
+    changed, or the write needs the lock (a new key, a conflict), open a transaction
+    (:data:`BEGIN`) and write under the lock. Either way one proposal is committed.
 
     Raises:
         StaleWriteError: a preference write whose ``updated_at`` is not newer (nothing changes).
         ConflictError: a preference/profile base changed concurrently (nothing changes).
     """
+    write = (owner, operation, args, level, target_id, base_version, evidence, clock, limits)
+    if optimistic:
+        try:
+            return (yield from _trusted_write(*write, optimistic=True))
+        except Contended:
+            yield BEGIN
+    return (yield from _trusted_write(*write))
+
+
+def _trusted_write(
+    owner: Owner,
+    operation: str,
+    args: dict[str, Any],
+    level: IdentityLevel | None,
+    target_id: str | None,
+    base_version: int | None,
+    evidence: Any,
+    clock: Clock,
+    limits: Limits,
+    *,
+    optimistic: bool = False,
+) -> Op[CommitResult]:
     # Lock the target first so the base version read by propose is the one committed against.
-    if operation in ("set_preference", "delete_preference"):
+    if optimistic:
+        pass  # read without a lock; the commit statement is gated on what was read
+    elif operation in ("set_preference", "delete_preference"):
         ident = owner.identity(v.identity_level(level))
         yield from lock_preference(ident, v.normalize_preference_key(args.get("key")))
     elif operation == "patch_profile":
@@ -375,12 +416,24 @@ def trusted_write_op(
         limits=limits,
         lock_target=True,
         fresh=True,
+        optimistic=optimistic,
     )
     if inserted:
         # This transaction created the row: no one else can see it, so it needs no row lock;
         # the target's lock is held and the target was read under it.
         res = yield from _decide(
-            owner, row, "approve", None, None, "api", fixed, limits, None, locked, unsaved
+            owner,
+            row,
+            "approve",
+            None,
+            None,
+            "api",
+            fixed,
+            limits,
+            None,
+            locked,
+            unsaved,
+            optimistic,
         )
     else:
         res = yield from decide_op(

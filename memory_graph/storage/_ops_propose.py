@@ -94,6 +94,7 @@ def _before(
     target_id: str | None,
     now: datetime,
     lock_target: bool,
+    optimistic: bool = False,
 ) -> Op[tuple[Identity, str | None, int | None, dict[str, Any] | None, Locked | None]]:
     """Resolve (identity, target_id, current version, current state) at propose time.
 
@@ -101,7 +102,8 @@ def _before(
     level (a different explicit level is a :class:`ScopeError`), so the proposal, its diff
     and its audit rows are visible exactly to those who see the target. With ``lock_target``
     (a trusted write, which holds the target's advisory lock) the target is read locked, as
-    its apply op needs it, and returned too.
+    its apply op needs it, and returned too; ``optimistic`` reads a preference without the
+    lock (see :func:`._ops_prefs.apply_set_preference`).
     """
     if operation in ("set_preference", "delete_preference"):
         ident = _new_write_identity(owner, operation, level)
@@ -113,7 +115,8 @@ def _before(
             )
         locked: Locked | None = None
         if lock_target:
-            found = yield from pref_row(ident, key, now, count=operation == "set_preference")
+            count = operation == "set_preference"
+            found = yield from pref_row(ident, key, now, count=count, lock=not optimistic)
             row = found if found["id"] is not None else None
             locked = Locked(found)
         else:
@@ -216,6 +219,7 @@ def propose_row(
     limits: Limits,
     lock_target: bool = False,
     fresh: bool = False,
+    optimistic: bool = False,
 ) -> Op[Proposed]:
     """:func:`propose_op`, returning the proposal row, whether this call inserted it and,
     with ``lock_target``, the target read under its lock (see :func:`_before`).
@@ -229,6 +233,8 @@ def propose_row(
     row is built here and not written: ``unsaved`` holds it, and the commit statement inserts
     it in its decided state (:func:`insert_decided`), so propose adds no statement and no
     round trip to a trusted write (a duplicate id still fails the transaction).
+
+    ``optimistic``: the trusted write holds no lock yet; its target is read without one.
     """
     op = v.operation(operation)
     if level is not None:
@@ -256,7 +262,7 @@ def propose_row(
         v.expiry(norm["expires_at"], updated_at if op == "set_preference" else max(updated_at, now))
     verdict = guard_args(op, norm, ev)
     ident, target, current, before, locked = yield from _before(
-        owner, level, op, norm, target_id, now, lock_target
+        owner, level, op, norm, target_id, now, lock_target, optimistic
     )
     base = current if base_version is None else base_version
     key = idempotency_key or default_idempotency_key(

@@ -32,6 +32,7 @@ from ._rows import RECORD_COLS, jsonable, knowledge_from_json, record_from_row, 
 
 __all__ = [
     "CommitContext",
+    "Contended",
     "Outcome",
     "active_count_sql",
     "apply_add",
@@ -94,8 +95,9 @@ class Outcome:
 
     ``writes`` (data-modifying statements) and ``audits`` (:func:`audit_row` tuples) are
     still to be sent; the commit path sends them in one statement with the proposal update.
-    With ``guard``, that statement writes nothing unless the guard holds (see
-    :func:`statement`); the commit path then re-applies without the optimism.
+    With ``guard`` or ``gate``, that statement writes nothing unless the guard holds or the
+    gate wrote its row (see :func:`statement`); the commit path then re-applies without the
+    optimism.
     """
 
     status: str
@@ -107,6 +109,15 @@ class Outcome:
     writes: tuple[Query, ...] = ()
     audits: tuple[tuple[Any, ...], ...] = ()
     guard: Query | None = None
+    gate: Query | None = None
+
+
+class Contended(Exception):
+    """An optimistic write gave way (its target changed, or the write needs the lock).
+
+    Nothing was written; the caller retries the write under its lock. Internal: it never
+    reaches a caller of the store.
+    """
 
 
 @dataclass(frozen=True)
@@ -191,6 +202,7 @@ def statement(
     writes: Sequence[Query],
     audits: Sequence[tuple[Any, ...]] = (),
     guard: Query | None = None,
+    gate: Query | None = None,
 ) -> Query:
     """One statement making ``writes`` and appending ``audits`` (in order), atomically.
 
@@ -201,24 +213,33 @@ def statement(
 
     With ``guard`` (a boolean SQL expression), every write happens only if the guard holds
     in the statement's snapshot: each write must carry ``{ok}`` in its ``WHERE``, and the
-    statement returns one row ``{"ok": bool}``.
+    statement returns one row ``{"ok": bool}``. With ``gate`` (an ``UPDATE`` of at most one
+    row, without ``RETURNING``), the writes happen only if the gate changed its row, and the
+    statement returns ``{"ok": true}`` then, no row otherwise.
     """
     parts = list(writes)
     if audits:
         rows = Jsonb([_audit_json(row) for row in audits])
         parts.append(Query(_AUDIT_RECORDSET, (rows,), fetch="none"))
-    if not parts:
+    if not parts and gate is None:
         raise ValueError("statement() needs at least one write")
     params = [p for q in parts for p in q.params]  # type: ignore[union-attr]
-    if guard is not None:
+    if guard is not None or gate is not None:
+        if guard is not None and gate is not None:
+            raise ValueError("a statement has a guard or a gate, not both")
         if not all(_OK in q.sql for q in parts):
             raise ValueError("every write of a guarded statement needs {ok} in its WHERE")
-        body = ", ".join(
-            f"w{i} AS ({q.sql.replace(_OK, '(SELECT ok FROM g)')})" for i, q in enumerate(parts)
+        body = "".join(
+            f", w{i} AS ({q.sql.replace(_OK, '(SELECT ok FROM g)')})" for i, q in enumerate(parts)
         )
+        if gate is not None:
+            head, head_params = f"g AS ({gate.sql} RETURNING true AS ok)", gate.params
+        else:
+            assert guard is not None
+            head, head_params = f"g AS MATERIALIZED (SELECT ({guard.sql}) AS ok)", guard.params
         return Query(
-            f"WITH g AS MATERIALIZED (SELECT ({guard.sql}) AS ok), {body} SELECT ok FROM g",
-            [*guard.params, *params],
+            f"WITH {head}{body} SELECT ok FROM g",
+            [*head_params, *params],  # type: ignore[misc]
             fetch="one",
         )
     sqls = [q.sql.replace(_OK, "true") for q in parts]

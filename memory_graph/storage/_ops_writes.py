@@ -68,7 +68,11 @@ def set_preference(
     updated_at: datetime | None,
     store: StoreBase,
 ) -> Op[PreferenceResult]:
-    """Seed-semantics preference write (see :func:`._ops_records.apply_set_preference`)."""
+    """Seed-semantics preference write (see :func:`._ops_prefs.apply_set_preference`).
+
+    Run it in autocommit: an update of a key that is set commits optimistically, in two
+    statements (read, gated commit); anything else opens a transaction and takes the lock.
+    """
     args: dict[str, Any] = {"key": key, "value": value}
     if expires_at is not None:
         args["expires_at"] = _iso(expires_at, "expires_at")
@@ -81,6 +85,7 @@ def set_preference(
         evidence=ev,
         clock=store.clock,
         limits=store.limits,
+        optimistic=True,
     )
     return _pref_result(res)
 

@@ -55,7 +55,7 @@ class AsyncPrivacyMethods(AsyncStoreShell):
         owner = as_owner(user)
         if checkpointer is not None:
             delete = saver_adelete(checkpointer)
-            for tid in await self._run(list_threads_op(owner), readonly=True):
+            for tid in await self._run(list_threads_op(owner), autocommit=True):
                 await delete(tid)
         report = await self._run(PV.forget_op(owner.scope_id, now=self._clock()))
         _log.info(
@@ -153,4 +153,4 @@ class AsyncPrivacyMethods(AsyncStoreShell):
             ValidationError: ``by`` is not ``day``, ``week`` or ``month``, or ``since`` is
                 not a timezone-aware datetime.
         """
-        return await self._run(PV.audit_summary_op(owner, since=since, by=by), readonly=True)
+        return await self._run(PV.audit_summary_op(owner, since=since, by=by), autocommit=True)

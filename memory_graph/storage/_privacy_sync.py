@@ -56,7 +56,7 @@ class PrivacyMethods(StoreShell):
         owner = as_owner(user)
         if checkpointer is not None:
             delete = saver_delete(checkpointer)
-            for tid in self._run(list_threads_op(owner), readonly=True):
+            for tid in self._run(list_threads_op(owner), autocommit=True):
                 delete(tid)
         report = self._run(PV.forget_op(owner.scope_id, now=self._clock()))
         _log.info(
@@ -154,4 +154,4 @@ class PrivacyMethods(StoreShell):
             ValidationError: ``by`` is not ``day``, ``week`` or ``month``, or ``since`` is
                 not a timezone-aware datetime.
         """
-        return self._run(PV.audit_summary_op(owner, since=since, by=by), readonly=True)
+        return self._run(PV.audit_summary_op(owner, since=since, by=by), autocommit=True)

@@ -40,10 +40,10 @@ class AsyncStoreShell(StoreBase):
         self._pool = pool
         self._pool_options = PoolOptions(max_size=pool.max_size, pool_timeout=pool.timeout)
 
-    async def _run(self, op: Op[T], *, readonly: bool = False) -> T:
+    async def _run(self, op: Op[T], *, autocommit: bool = False) -> T:
         with map_unavailable():
             async with self._pool.connection() as conn:
-                return await run_async(conn, op, readonly=readonly)
+                return await run_async(conn, op, autocommit=autocommit)
 
     async def _read(self, op: Op[T]) -> T:
-        return await self._run(op, readonly=True)
+        return await self._run(op, autocommit=True)

@@ -41,10 +41,10 @@ class StoreShell(StoreBase):
         self._pool = pool
         self._pool_options = PoolOptions(max_size=pool.max_size, pool_timeout=pool.timeout)
 
-    def _run(self, op: Op[T], *, readonly: bool = False) -> T:
+    def _run(self, op: Op[T], *, autocommit: bool = False) -> T:
         with map_unavailable():
             with self._pool.connection() as conn:
-                return run_sync(conn, op, readonly=readonly)
+                return run_sync(conn, op, autocommit=autocommit)
 
     def _read(self, op: Op[T]) -> T:
-        return self._run(op, readonly=True)
+        return self._run(op, autocommit=True)

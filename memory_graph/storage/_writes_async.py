@@ -57,7 +57,8 @@ class AsyncWriteMethods(AsyncStoreShell):
                 expires_at=expires_at,
                 updated_at=updated_at,
                 store=self,
-            )
+            ),
+            autocommit=True,  # optimistic: read, then one gated statement (see the op)
         )
 
     async def delete_preference(

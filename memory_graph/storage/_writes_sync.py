@@ -58,7 +58,8 @@ class WriteMethods(StoreShell):
                 expires_at=expires_at,
                 updated_at=updated_at,
                 store=self,
-            )
+            ),
+            autocommit=True,  # optimistic: read, then one gated statement (see the op)
         )
 
     def delete_preference(
