@@ -26,19 +26,10 @@ from .._identity import IdentityLevel, Owner
 from .._time import Clock, format_utc
 from .._types import CommitResult, Limits
 from ..errors import LimitExceededError, ValidationError
+from ._commit import CommitContext, active_count_sql, audit_row, exact_count_sql, lock
 from ._driver import Op, Query
 from ._ops_propose import guard_args
-from ._ops_records import (
-    CommitContext,
-    active_count_sql,
-    audit_row,
-    content_hash,
-    lock,
-    record_tokens,
-)
-from ._ops_records import (
-    _exact_count_sql as exact_count_sql,
-)
+from ._ops_records import content_hash, record_tokens
 from ._rows import jsonable
 
 __all__ = ["BULK_ITEM_FIELDS", "add_many_op"]

@@ -18,8 +18,7 @@ from .._identity import Identity
 from .._time import format_utc
 from .._types import WriteStatus
 from ..validate import expiry
-from ._driver import Op, Query
-from ._ops_records import (
+from ._commit import (
     CommitContext,
     Contended,
     Locked,
@@ -27,11 +26,10 @@ from ._ops_records import (
     active_count_sql,
     audit_row,
     check_capacity,
-    content_hash,
     lock,
-    record_tokens,
 )
-from ._rows import RECORD_COLS
+from ._driver import Op, Query
+from ._ops_records import content_hash, record_tokens
 
 __all__ = [
     "apply_delete_preference",
@@ -42,6 +40,12 @@ __all__ = [
     "pref_row",
     "profile_row",
 ]
+
+
+_PREF_COLS = (
+    "id::text AS id, status, version, content, source, source_event_id, expires_at, updated_at"
+)
+"""What a preference write reads of the key's row (the seed-semantics state, its version)."""
 
 
 def pref_row(
@@ -57,7 +61,7 @@ def pref_row(
     row = yield Query(
         f"SELECT r.*, CASE WHEN %s AND r.status IS DISTINCT FROM 'active' THEN {count_sql} "
         "END AS active_n FROM (SELECT 1) one LEFT JOIN LATERAL "
-        f"(SELECT {RECORD_COLS} FROM mg_records WHERE scope_id = %s AND agent_key = %s "
+        f"(SELECT {_PREF_COLS} FROM mg_records WHERE scope_id = %s AND agent_key = %s "
         f"AND workspace_key = %s AND kind = 'preference' AND key = %s{for_update}) r ON true",
         (count, *count_params, ident.scope_id, ident.agent_key, ident.workspace_key, key),
         fetch="one",

@@ -28,6 +28,16 @@ from ..errors import (
     StaleWriteError,
     ValidationError,
 )
+from ._commit import (
+    CommitContext,
+    Contended,
+    Locked,
+    Outcome,
+    audit,
+    audit_row,
+    lock,
+    statement,
+)
 from ._driver import BEGIN, Op, Query
 from ._ops_prefs import (
     apply_delete_preference,
@@ -46,19 +56,7 @@ from ._ops_propose import (
     untrusted_args,
 )
 from ._ops_reads import get_record_op
-from ._ops_records import (
-    CommitContext,
-    Contended,
-    Locked,
-    Outcome,
-    apply_add,
-    apply_remove,
-    apply_replace,
-    audit,
-    audit_row,
-    lock,
-    statement,
-)
+from ._ops_records import apply_add, apply_remove, apply_replace
 from ._ops_rejections import remember_rejection_op
 from ._rows import (
     commit_result_from_json,

@@ -19,10 +19,11 @@ from .._time import Clock, format_utc
 from .._types import Limits, Proposal, Trust
 from ..errors import ConflictError, IdempotencyConflictError, ScopeError, ValidationError
 from ..proposals import default_idempotency_key, payload_hash, proposal_id, render_diff
+from ._commit import CommitContext, Locked, audit_row
 from ._driver import Op, Query
 from ._ops_prefs import pref_row, profile_row
 from ._ops_reads import get_record_op
-from ._ops_records import CommitContext, Locked, audit_row, locked_record
+from ._ops_records import locked_record
 from ._ops_rejections import rejection_fingerprint
 from ._rows import proposal_from_row
 
