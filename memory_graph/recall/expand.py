@@ -21,13 +21,22 @@ trip. Callers rank the expanded text as a low-weight leg beside the original
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
 
 from .rank import DEFAULT_PARAMS, CorpusStats, is_stop_term, term_of
 from .tokenize import is_cjk, tokenize
 
-__all__ = ["PARAPHRASES", "expanded_text", "expansion_terms", "hop_terms", "swap_numerals"]
+__all__ = [
+    "PARAPHRASES",
+    "expanded_text",
+    "expansion_terms",
+    "hop_terms",
+    "numeral_variants",
+    "residual_text",
+    "swap_numerals",
+]
 
 PARAPHRASES: Mapping[str, tuple[str, ...]] = {
     # where someone works, lives, comes from
@@ -126,37 +135,96 @@ def expansion_terms(text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(out))
 
 
+def numeral_variants(text: str) -> tuple[str, ...]:
+    """Each number before a measure word or unit in ``text``, written in the other script,
+    with its unit (:func:`swap_numerals`), in order and without repeats.
+
+    Examples:
+        >>> numeral_variants("规模超过了九百人，五月份出生，超过1000人")
+        ('900人', '5月', '一千人')
+    """
+    out: list[str] = []
+    for m in _NUMBER.finditer(text):
+        swapped = _swap(m)
+        if swapped != m.group():
+            out.append(swapped + text[m.end()])
+    return tuple(dict.fromkeys(out))
+
+
+@lru_cache(maxsize=4096)
 def expanded_text(text: str) -> str | None:
-    """The text of a query's expansion pass: its numbers swapped to the other script
-    (:func:`swap_numerals`) and its paraphrases (:func:`expansion_terms`) appended; ``None``
-    when that changes nothing.
+    """The text of a query's expansion pass: the text as written, then its numbers in the
+    other script (:func:`numeral_variants`) and its paraphrases (:func:`expansion_terms`);
+    ``None`` when there are none.
+
+    The numbers are added, not swapped: which script the evidence uses is unknown, and a
+    pass that dropped the written form lost the statements that write it that way.
 
     Examples:
         >>> expanded_text("那个规模是九百人的活动，工作地在哪？")
-        '那个规模是900人的活动，工作地在哪？ 上班'
+        '那个规模是九百人的活动，工作地在哪？ 900人 上班'
         >>> expanded_text("hello") is None
         True
     """
-    swapped = swap_numerals(text)
-    extra = expansion_terms(text)
-    out = f"{swapped} {' '.join(extra)}" if extra else swapped
-    return None if out == text else out
+    extra = (*numeral_variants(text), *expansion_terms(text))
+    return f"{text} {' '.join(extra)}" if extra else None
 
 
-def hop_terms(
-    query: str, hit_tokens: Sequence[str], stats: CorpusStats, *, limit: int = 2
-) -> tuple[str, ...]:
-    """What a first hit adds to its question: its rarest words absent from the query.
+def _words(text: str) -> list[tuple[int, int, str]]:
+    """``(start, end, term)`` of each word (a non-CJK token) and each CJK pair of ``text``,
+    positions in its NFKC, lower-case form (:func:`_folded`)."""
+    out: list[tuple[int, int, str]] = []
+    i, n = 0, len(text)
+    while i < n:
+        char = text[i]
+        if not (char.isalnum() or char in "-_"):
+            i += 1
+            continue
+        if is_cjk(char):
+            if i + 1 < n and is_cjk(text[i + 1]):
+                out.append((i, i + 2, text[i : i + 2]))
+            i += 1
+            continue
+        end = i + 1
+        while end < n and (text[end].isalnum() or text[end] in "-_") and not is_cjk(text[end]):
+            end += 1
+        if text[i:end].strip("-_"):
+            out.append((i, end, term_of(text[i:end])))
+        i = end
+    return out
+
+
+def _folded(text: str) -> str:
+    return unicodedata.normalize("NFKC", text).lower()
+
+
+def _unshared(query: str, hit_text: str) -> tuple[str, list[bool]]:
+    """The hit's folded text and, per character, whether no word or CJK pair of the query
+    covers it."""
+    asked = {term for _a, _b, term in _words(_folded(query))}
+    text = _folded(hit_text)
+    free = [True] * len(text)
+    for a, b, term in _words(text):
+        if term in asked:
+            free[a:b] = [False] * (b - a)
+    return text, free
+
+
+def hop_terms(query: str, hit_text: str, stats: CorpusStats, *, limit: int = 2) -> tuple[str, ...]:
+    """What a first hit adds to its question: its rarest words outside the words it shares
+    with the question.
 
     A question that names someone by an attribute ("the person who is 36") is answered by
     the statements about that someone ("my cousin likes reading"), and the first hit
-    ("my cousin is 36") says who it is. Function words, single CJK characters, numbers and
-    terms in more than a quarter of the pool are left out, and so are CJK pairs with a
-    function character (``我表`` of ``我表姐``).
+    ("my cousin is 36") says who it is. The words the hit shares with the question are its
+    condition; what it adds is the rest of it ("我刚刚路过的那个商场，是大润发" asked as
+    "我路过的商场" adds "大润发", not "刚路" across the shared "路过"). Function words,
+    single CJK characters, numbers and terms in more than a quarter of the pool are left
+    out, and so are CJK pairs with a function character (``我表`` of ``我表姐``).
 
     Args:
         query: The question.
-        hit_tokens: The first hit's index tokens.
+        hit_text: The first hit's text.
         stats: The pool statistics.
         limit: At most this many terms.
 
@@ -166,16 +234,43 @@ def hop_terms(
     """
     if stats.n_docs < DEFAULT_PARAMS.hop_min_pool:
         return ()  # in a tiny pool every term is "rare"; the ranking's hop pass agrees
-    asked = {term_of(t) for t in tokenize(query)}
+    text, free = _unshared(query, hit_text)
     cap = max(3, stats.n_docs // 4)
     found: set[tuple[int, str]] = set()
-    for token in hit_tokens:
-        term = term_of(token)
-        if term in asked or is_stop_term(term) or term.isdigit():
+    for a, b, term in _words(text):
+        if not all(free[a:b]) or is_stop_term(term) or term.isdigit():
             continue
-        if is_cjk(term[0]) and (len(term) == 1 or any(is_stop_term(c) for c in term)):
-            continue  # a single character, or a pair with a function character ("我表")
+        if is_cjk(term[0]) and any(is_stop_term(c) for c in term):
+            continue  # a pair with a function character ("我表")
         df = stats.df.get(term, 0)
         if 1 < df <= cap:
             found.add((df, term))
     return tuple(t for _df, t in sorted(found)[:limit])
+
+
+def residual_text(query: str, hit_text: str) -> str:
+    """What a question still asks once its first hit is found: the question with the words
+    it shares with that hit blanked out.
+
+    A conditional question names someone by one attribute and asks for another ("the one
+    who likes running, where is he from?"). Its first hit satisfies the condition ("my
+    cousin likes running"); the statement that answers it is about the same someone
+    (:func:`hop_terms`) and the *other* attribute, and it does not repeat the condition. So
+    the second pass ranks the hop terms with what is left: the words of the question
+    (non-CJK words, CJK pairs) that the hit does not hold are kept, the rest become spaces.
+
+    Args:
+        query: The question (or its expansion).
+        hit_text: The first hit's text.
+
+    Returns:
+        The folded question with the shared words blanked.
+
+    Examples:
+        >>> residual_text("那个喜欢跑步的人是哪里人？", "我表哥就喜欢跑步。").split()
+        ['那个', '的人是哪里人?']
+        >>> residual_text("Who likes tea? Where does she work?", "Ann likes tea").split()
+        ['who', '?', 'where', 'does', 'she', 'work?']
+    """
+    text, free = _unshared(hit_text, query)
+    return "".join(c if k else " " for c, k in zip(text, free, strict=True))

@@ -20,8 +20,9 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from .._types import SearchHit
-from .expand import expanded_text, hop_terms
+from .expand import expanded_text, hop_terms, residual_text
 from .rank import CorpusStats, Ranked
+from .terms import asks_count
 from .tokenize import tokenize
 
 __all__ = [
@@ -257,10 +258,19 @@ def rank_legs(
             passes.append((Leg(text, _EXPAND_WEIGHT), rank_one(text)))
         # As in the ranking's own hop pass, a conversation turn is no bridge: its second
         # hop is its thread neighbours.
-        if stats is not None and first and first[0].doc.thread is None and _HOP_WEIGHT > 0:
-            hop = hop_terms(leg.text, first[0].doc.tokens, stats)
+        # A "how many" question wants every statement of a kind: a hop to what else its
+        # first hit says would only crowd them out.
+        if (
+            stats is not None
+            and first
+            and first[0].doc.thread is None
+            and _HOP_WEIGHT > 0
+            and not asks_count(leg.text)
+        ):
+            hit = first[0].doc.text or " ".join(first[0].doc.tokens)
+            hop = hop_terms(leg.text, hit, stats)
             if hop:
-                hop_text = f"{' '.join(hop)} {text}"
+                hop_text = f"{' '.join(hop)} {residual_text(text, hit)}"
                 passes.append((Leg(hop_text, _HOP_WEIGHT), rank_one(hop_text)))
         merged = passes[0][1] if len(passes) == 1 else fuse_legs(passes, limit=limit)
         groups.append((leg, merged))

@@ -7,10 +7,11 @@ function words that queries ignore. :mod:`memory_graph.recall.rank` re-exports b
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
-__all__ = ["doc_terms", "is_stop_term", "question_terms", "term_of"]
+__all__ = ["asks_count", "doc_terms", "is_stop_term", "question_terms", "term_of"]
 
 # English function words and question words: they carry no topic, and in questions they
 # dominate the token count ("what did ... do with her ...").
@@ -135,3 +136,19 @@ def question_terms(tokens: Sequence[str]) -> set[str]:
             if token in _ZH_QUESTION:
                 out.add(token)
     return out
+
+
+_COUNT_ZH = re.compile(r"有几|多少(?:个|位|人|次|种|家)|几(?:个|位|次|种|家)人")
+_COUNT_EN = re.compile(r"\bhow many\b|\bnumber of\b|\bhow often\b", re.IGNORECASE)
+
+
+def asks_count(text: str) -> bool:
+    """Whether a question asks how many ("有几个人...", "多少位", "how many times"): its
+    answer is spread over many statements of the same kind, not one statement and the ones
+    about the same someone.
+
+    Examples:
+        >>> [asks_count(q) for q in ("有几个活动在上海？", "How many dogs?", "他几岁？")]
+        [True, True, False]
+    """
+    return bool(_COUNT_ZH.search(text) or _COUNT_EN.search(text))
