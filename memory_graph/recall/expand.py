@@ -8,25 +8,26 @@ numbers one way ("九百人", "5月份") where the statement writes them another
 - **paraphrases** from a small fixed lexicon of question words and their everyday wordings
   (:data:`PARAPHRASES`, Chinese and English; a key must occur in the query, its wordings are
   added, never the other way round);
-- **numerals** in the other script: Chinese numerals before a measure word or unit become
-  digits and digits become Chinese numerals (``cn2an``, offline);
+- **numerals** in the other script, added beside the written form: Chinese numerals before
+  a measure word or unit as digits and digits as Chinese numerals (``cn2an``, offline);
 - **entity hop terms** (:func:`hop_terms`): the words a first hit adds to its question, the
-  "who" of "the person whose hobby is X" in a second pass.
+  "who" of "the person whose hobby is X", ranked in a second pass with what the question
+  still asks once that hit is found (:func:`residual_text`).
 
 Only the query changes: the stored index is untouched, so no re-indexing and no extra round
-trip. Callers rank the expanded text as a low-weight leg beside the original
-(:mod:`memory_graph.recall.plan`).
+trip. Callers rank the expanded text as a pass beside the original and the hop pass after
+it (:mod:`memory_graph.recall.plan`).
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from functools import lru_cache
 
 from .rank import DEFAULT_PARAMS, CorpusStats, is_stop_term, term_of
-from .tokenize import is_cjk, tokenize
+from .tokenize import is_cjk
 
 __all__ = [
     "PARAPHRASES",
@@ -78,6 +79,7 @@ PARAPHRASES: Mapping[str, tuple[str, ...]] = {
 """Question word -> everyday wordings of its answer (one direction only)."""
 
 _EN_WORD = re.compile(r"[a-z]+")
+_CLAUSE_END = re.compile(r"[,.;:!?，。；：！？、]+")
 # A Chinese numeral or a digit run directly before a measure word or unit.
 _UNITS = "人天周月日号岁年个次位名元块米斤kgcm厘"
 
@@ -94,7 +96,10 @@ def _swap(match: re.Match[str]) -> str:
         return raw
 
 
-_NUMBER = re.compile(rf"(?:[零〇一二两三四五六七八九十百千万]+|[0-9]+)(?=[{_UNITS}])")
+# "哪一个" / "这一次" / "每一天" name no quantity.
+_NUMBER = re.compile(
+    rf"(?<![哪这那每某])(?:[零〇一二两三四五六七八九十百千万]+|[0-9]+)(?=[{_UNITS}])"
+)
 
 
 @lru_cache(maxsize=4096)
@@ -249,28 +254,45 @@ def hop_terms(query: str, hit_text: str, stats: CorpusStats, *, limit: int = 2) 
 
 
 def residual_text(query: str, hit_text: str) -> str:
-    """What a question still asks once its first hit is found: the question with the words
-    it shares with that hit blanked out.
+    """What a question still asks once its first hit is found: the question without the
+    part the hit satisfies.
 
     A conditional question names someone by one attribute and asks for another ("the one
     who likes running, where is he from?"). Its first hit satisfies the condition ("my
     cousin likes running"); the statement that answers it is about the same someone
     (:func:`hop_terms`) and the *other* attribute, and it does not repeat the condition. So
-    the second pass ranks the hop terms with what is left: the words of the question
-    (non-CJK words, CJK pairs) that the hit does not hold are kept, the rest become spaces.
+    the second pass ranks the hop terms with what is left. A clause (between punctuation
+    marks) that shares a word with the hit is the condition and is blanked whole (the hit
+    may word it otherwise: "年龄是26岁" / "今年26岁"), when another clause is left; else
+    only the shared words (non-CJK words, CJK pairs) are blanked.
 
     Args:
-        query: The question (or its expansion).
+        query: The question.
         hit_text: The first hit's text.
 
     Returns:
-        The folded question with the shared words blanked.
+        The folded question with the satisfied part blanked.
 
     Examples:
+        >>> residual_text("那个年龄是26岁的人，其职业是什么？", "我的下属今年26岁。").split()
+        ['其职业是什么?']
         >>> residual_text("那个喜欢跑步的人是哪里人？", "我表哥就喜欢跑步。").split()
         ['那个', '的人是哪里人?']
         >>> residual_text("Who likes tea? Where does she work?", "Ann likes tea").split()
-        ['who', '?', 'where', 'does', 'she', 'work?']
+        ['where', 'does', 'she', 'work?']
     """
     text, free = _unshared(hit_text, query)
+    words = _words(text)
+    cuts = [0, *(m.end() for m in _CLAUSE_END.finditer(text)), len(text)]
+    satisfied: list[tuple[int, int]] = []
+    left = False
+    for a, b in zip(cuts, cuts[1:], strict=False):
+        inside = [all(free[x:y]) for x, y, _t in words if a <= x and y <= b]
+        if not all(inside):
+            satisfied.append((a, b))  # the hit shares a word of this clause
+        elif inside:
+            left = True  # a clause with words, none shared
+    if left:
+        for a, b in satisfied:
+            free[a:b] = [False] * (b - a)
     return "".join(c if k else " " for c, k in zip(text, free, strict=True))

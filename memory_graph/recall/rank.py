@@ -109,7 +109,10 @@ def query_terms(query: str, params: RankParams = DEFAULT_PARAMS) -> QueryTerms:
     for term in terms:
         if term in weights:
             continue
-        weights[term] = params.cjk_unigram_weight if len(term) == 1 and is_cjk(term) else 1.0
+        if len(term) == 1 and is_cjk(term):
+            weights[term] = params.cjk_unigram_weight
+        else:
+            weights[term] = params.number_weight if term.isdigit() else 1.0
     if params.stopwords:
         asked = {term_of(t) for t in question_terms(tokens)} if params.question_words else set()
         kept = {t: w for t, w in weights.items() if not is_stop_term(t) and t not in asked}
