@@ -405,6 +405,9 @@ def test_a_number_in_the_question_outweighs_the_attribute(search) -> None:  # ty
     texts = search([*ages, young], "那个年龄是26岁的人，职业是什么？", 10)
     assert texts[0] == young
     assert query_terms("26岁的人").weights["26"] > query_terms("26岁的人").weights["的人"]
+    # A bare number (an English date's day and year) is not a stated value: weight 1.
+    weights = query_terms("What did Tim say on 16 November, 2023?").weights
+    assert weights["16"] == weights["2023"] == weights["tim"] == 1.0
 
 
 def test_hop_borrows_what_the_hit_adds_not_its_wording(search) -> None:  # type: ignore[no-untyped-def]
@@ -485,3 +488,13 @@ def test_how_many_questions_take_no_hop(search) -> None:  # type: ignore[no-unty
         True,
         False,
     ]
+
+
+def test_expand_and_plan_doctests() -> None:
+    import doctest
+
+    from memory_graph.recall import expand, plan
+
+    for module in (expand, plan):
+        result = doctest.testmod(module)
+        assert result.failed == 0 and result.attempted > 0

@@ -25,7 +25,8 @@ class RankParams:
     and short CJK statements should not lose to long ones that mention a character)."""
     cjk_unigram_weight: float = 0.3
     number_weight: float = 3.0
-    """Weight of a number in a query ("26" of "26岁"): a value the evidence states exactly."""
+    """Weight of a number before a measure word or unit in a query ("26" of "26岁",
+    :func:`~.terms.measured_numbers`): a value the evidence states exactly."""
     gamma: float = 1.0
     phrase_whole: float = 1.0
     phrase_pair: float = 0.5

@@ -11,7 +11,14 @@ import re
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
-__all__ = ["asks_count", "doc_terms", "is_stop_term", "question_terms", "term_of"]
+__all__ = [
+    "asks_count",
+    "doc_terms",
+    "is_stop_term",
+    "measured_numbers",
+    "question_terms",
+    "term_of",
+]
 
 # English function words and question words: they carry no topic, and in questions they
 # dominate the token count ("what did ... do with her ...").
@@ -152,3 +159,26 @@ def asks_count(text: str) -> bool:
         [True, True, False]
     """
     return bool(_COUNT_ZH.search(text) or _COUNT_EN.search(text))
+
+
+# Measure words and units after a number that states a value (a quantity, or a date's
+# parts: "生日是9月" states the month). A bare number ("on 16 November, 2023") is not one.
+_MEASURES = frozenset("人天周岁个次位名元块米斤克厘年月日号")
+
+
+def measured_numbers(tokens: Sequence[str]) -> set[str]:
+    """The numbers of a question written before a measure word or unit ("26" of "26岁",
+    "3000" of "3000人"): values its evidence states exactly.
+
+    Examples:
+        >>> from .tokenize import tokenize
+        >>> sorted(measured_numbers(tokenize("那个26岁的人，生日是4月11日，3000人的活动？")))
+        ['11', '26', '3000', '4']
+        >>> measured_numbers(tokenize("What did Tim say on 16 November, 2023?"))
+        set()
+    """
+    return {
+        term_of(t)
+        for t, nxt in zip(tokens, tokens[1:], strict=False)
+        if t.isdigit() and t.isascii() and nxt in _MEASURES
+    }
