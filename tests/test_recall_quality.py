@@ -15,9 +15,17 @@ import pytest
 
 from memory_graph import MemoryStore, Owner
 from memory_graph.recall.dates import question_window
-from memory_graph.recall.expand import expanded_text, expansion_terms, hop_terms, swap_numerals
+from memory_graph.recall.expand import (
+    expanded_text,
+    expansion_terms,
+    hop_terms,
+    numeral_variants,
+    residual_text,
+    swap_numerals,
+)
 from memory_graph.recall.plan import Leg, fuse_legs, query_legs, rank_legs
 from memory_graph.recall.rank import Document, Ranked, corpus_stats, query_terms, rank
+from memory_graph.recall.terms import asks_count
 from memory_graph.recall.tokenize import tokenize
 
 EVENTS = ["星河", "松涛", "晨曦", "云杉", "海棠", "青柠", "白鹭", "远山", "流萤", "竹影", "秋水"]
@@ -158,7 +166,7 @@ def test_expansion_terms() -> None:
     assert swap_numerals("两个周，三千人，05月") == "2个周，3000人，五月"
     assert expanded_text("没有数字") is None
     docs = [Document(str(i), tokenize(t), t) for i, t in enumerate(FILLER)]
-    hop = hop_terms("谁今年30岁？", tokenize("我表哥今年30岁。"), corpus_stats(docs))
+    hop = hop_terms("谁今年30岁？", "我表哥今年30岁。", corpus_stats(docs))
     assert "表哥" in hop and "今年" not in hop
 
 
@@ -373,3 +381,120 @@ def test_contraction_fragments_carry_no_topic(search) -> None:  # type: ignore[n
     texts = search([studio, chatter], "Where is Robin's studio?", 10)
     assert texts[0] == studio
     assert "s" not in query_terms("Where is Robin's studio? I don't know").weights
+
+
+def test_numbers_are_added_in_the_other_script_not_swapped(search) -> None:  # type: ignore[no-untyped-def]
+    # The expansion pass keeps "三千人" as written and adds "3000人": a statement in either
+    # script matches it (swapping dropped the statements that write it as the question does).
+    q = "规模是三千人的那个运动会，持续几天？"
+    assert expanded_text(q) is not None and "三千人" in expanded_text(q)  # type: ignore[operator]
+    assert "3000人" in expanded_text(q)  # type: ignore[operator]
+    assert numeral_variants("哪一个？这一次？每一天？") == ()  # no quantity in these
+    assert numeral_variants("") == () and expanded_text("") is None
+    chinese, digits = "霜叶运动会的规模是三千人。", "雪松运动会的规模是3000人。"
+    texts = search([chinese, digits], q, 10)
+    assert set(texts[:2]) == {chinese, digits}
+
+
+def test_a_number_in_the_question_outweighs_the_attribute(search) -> None:  # type: ignore[no-untyped-def]
+    # "年龄是26岁": the statement with 26 answers, not the ones repeating "年龄是".
+    ages = [
+        f"{n}是我的{r}，其年龄是{a}岁。" for n, r, a in (("李梅", "舅妈", 53), ("王强", "上司", 38))
+    ]
+    young = "我的下属今年26岁。"
+    texts = search([*ages, young], "那个年龄是26岁的人，职业是什么？", 10)
+    assert texts[0] == young
+    assert query_terms("26岁的人").weights["26"] > query_terms("26岁的人").weights["的人"]
+    # A bare number (an English date's day and year) is not a stated value: weight 1.
+    weights = query_terms("What did Tim say on 16 November, 2023?").weights
+    assert weights["16"] == weights["2023"] == weights["tim"] == 1.0
+
+
+def test_hop_borrows_what_the_hit_adds_not_its_wording(search) -> None:  # type: ignore[no-untyped-def]
+    # The hit shares "路过的商场" with the question; what it adds is the mall's name, and the
+    # statement about the mall (its review) is the second hop, not another "刚刚路过" place.
+    seen = "我刚刚路过的那个商场是万象城。"
+    review = "万象城的东西真挺全，买东西方便，就是周末人太多，有点吵。"
+    others = [
+        "我刚刚路过的公园是中山公园。",
+        "我刚刚路过的医院是协和医院。",
+        "我刚刚路过一家书店。",
+    ]
+    docs = [
+        Document(str(i), tokenize(t), t) for i, t in enumerate([*FILLER, seen, review, *others])
+    ]
+    hop = hop_terms("我路过的商场怎么样？", seen, corpus_stats(docs))
+    assert "万象" in hop and "刚路" not in hop and "刚刚" not in hop
+    texts = search([seen, review, *others], "我路过的商场怎么样？", 10)
+    assert texts[0] == seen
+    assert texts.index(review) <= 2  # the hop pass takes every other place after the hit
+
+
+def test_second_hop_asks_what_the_condition_leaves(search) -> None:  # type: ignore[no-untyped-def]
+    # "在浙江杭州上班的人" is my aunt; the answer is her hometown, stated without the
+    # condition's words, among other people's hometowns and the aunt's other facts.
+    works, home = "我舅妈在浙江杭州上班。", "我舅妈的老家是福建厦门。"
+    more = ["我舅妈在浙江杭州买了房。", "我舅妈常去浙江杭州西湖散步。", "我舅妈喜欢养花。"]
+    more += [
+        f"我{who}的家乡是{where}。"
+        for who, where in (("同事", "江苏南京"), ("邻居", "四川成都"), ("同学", "湖北武汉"))
+    ]
+    texts = search([works, home, *more], "那个在浙江杭州上班的人，家乡是哪里？", 10)
+    assert texts[0] == works
+    assert texts.index(home) <= 2
+
+
+def test_residual_of_a_question() -> None:
+    # The clause the hit satisfies goes whole (the hit words it "今年", the question "年龄是").
+    assert residual_text("那个年龄是26岁的人，职业是什么？", "我的下属今年26岁。").split() == [
+        "职业是什么?"
+    ]
+    # One clause only: only the shared words go.
+    assert residual_text("那个喜欢跑步的人是哪里人？", "我表哥喜欢跑步。").split() == [
+        "那个",
+        "的人是哪里人?",
+    ]
+    # Hostile: empty, punctuation only, nothing shared, a hit that shares everything.
+    assert residual_text("", "") == ""
+    assert residual_text("？！，", "。。").strip() == "?!,"
+    assert residual_text("天气如何？", "我表哥喜欢跑步。") == "天气如何?"
+    assert residual_text("喜欢跑步", "我表哥喜欢跑步。").strip() == ""
+    docs = [Document(str(i), tokenize(t), t) for i, t in enumerate(FILLER)]
+    stats = corpus_stats(docs)
+    assert hop_terms("", "", stats) == () and hop_terms("？", "。", stats) == ()
+
+
+def test_a_long_question_and_hit_are_read_in_linear_time() -> None:
+    import time
+
+    docs = [Document(str(i), tokenize(t), t) for i, t in enumerate(FILLER)]
+    stats = corpus_stats(docs)
+    question, hit = "那个喜欢跑步的人，" * 227, "我表哥喜欢跑步，" * 512  # 2048 / 4096 chars
+    started = time.perf_counter()
+    rest = residual_text(question, hit)
+    hop_terms(question, hit, stats)
+    assert time.perf_counter() - started < 1.0
+    assert len(rest) == len(question)
+
+
+def test_how_many_questions_take_no_hop(search) -> None:  # type: ignore[no-untyped-def]
+    # Every climber is evidence of "how many"; the first climber's other facts are not.
+    climbers = [f"我{who}特别喜欢爬山。" for who in ("舅舅", "同学", "邻居", "教练")]
+    uncle = ["我舅舅今年60岁。", "我舅舅的家乡是江西南昌。", "我舅舅在北京上班。"]
+    texts = search([*climbers, *uncle], "有几个人喜欢爬山？", 5)
+    assert sum(t in climbers for t in texts) >= 4
+    assert [asks_count(q) for q in ("有几个人喜欢爬山？", "How many dogs?", "他几岁？")] == [
+        True,
+        True,
+        False,
+    ]
+
+
+def test_expand_and_plan_doctests() -> None:
+    import doctest
+
+    from memory_graph.recall import expand, plan
+
+    for module in (expand, plan):
+        result = doctest.testmod(module)
+        assert result.failed == 0 and result.attempted > 0

@@ -8,26 +8,36 @@ numbers one way ("九百人", "5月份") where the statement writes them another
 - **paraphrases** from a small fixed lexicon of question words and their everyday wordings
   (:data:`PARAPHRASES`, Chinese and English; a key must occur in the query, its wordings are
   added, never the other way round);
-- **numerals** in the other script: Chinese numerals before a measure word or unit become
-  digits and digits become Chinese numerals (``cn2an``, offline);
+- **numerals** in the other script, added beside the written form: Chinese numerals before
+  a measure word or unit as digits and digits as Chinese numerals (``cn2an``, offline);
 - **entity hop terms** (:func:`hop_terms`): the words a first hit adds to its question, the
-  "who" of "the person whose hobby is X" in a second pass.
+  "who" of "the person whose hobby is X", ranked in a second pass with what the question
+  still asks once that hit is found (:func:`residual_text`).
 
 Only the query changes: the stored index is untouched, so no re-indexing and no extra round
-trip. Callers rank the expanded text as a low-weight leg beside the original
-(:mod:`memory_graph.recall.plan`).
+trip. Callers rank the expanded text as a pass beside the original and the hop pass after
+it (:mod:`memory_graph.recall.plan`).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+import unicodedata
+from collections.abc import Mapping
 from functools import lru_cache
 
 from .rank import DEFAULT_PARAMS, CorpusStats, is_stop_term, term_of
-from .tokenize import is_cjk, tokenize
+from .tokenize import is_cjk
 
-__all__ = ["PARAPHRASES", "expanded_text", "expansion_terms", "hop_terms", "swap_numerals"]
+__all__ = [
+    "PARAPHRASES",
+    "expanded_text",
+    "expansion_terms",
+    "hop_terms",
+    "numeral_variants",
+    "residual_text",
+    "swap_numerals",
+]
 
 PARAPHRASES: Mapping[str, tuple[str, ...]] = {
     # where someone works, lives, comes from
@@ -69,6 +79,7 @@ PARAPHRASES: Mapping[str, tuple[str, ...]] = {
 """Question word -> everyday wordings of its answer (one direction only)."""
 
 _EN_WORD = re.compile(r"[a-z]+")
+_CLAUSE_END = re.compile(r"[,.;:!?，。；：！？、]+")
 # A Chinese numeral or a digit run directly before a measure word or unit.
 _UNITS = "人天周月日号岁年个次位名元块米斤kgcm厘"
 
@@ -85,7 +96,10 @@ def _swap(match: re.Match[str]) -> str:
         return raw
 
 
-_NUMBER = re.compile(rf"(?:[零〇一二两三四五六七八九十百千万]+|[0-9]+)(?=[{_UNITS}])")
+# "哪一个" / "这一次" / "每一天" name no quantity.
+_NUMBER = re.compile(
+    rf"(?<![哪这那每某])(?:[零〇一二两三四五六七八九十百千万]+|[0-9]+)(?=[{_UNITS}])"
+)
 
 
 @lru_cache(maxsize=4096)
@@ -126,37 +140,96 @@ def expansion_terms(text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(out))
 
 
+def numeral_variants(text: str) -> tuple[str, ...]:
+    """Each number before a measure word or unit in ``text``, written in the other script,
+    with its unit (:func:`swap_numerals`), in order and without repeats.
+
+    Examples:
+        >>> numeral_variants("规模超过了九百人，五月份出生，超过1000人")
+        ('900人', '5月', '一千人')
+    """
+    out: list[str] = []
+    for m in _NUMBER.finditer(text):
+        swapped = _swap(m)
+        if swapped != m.group():
+            out.append(swapped + text[m.end()])
+    return tuple(dict.fromkeys(out))
+
+
+@lru_cache(maxsize=4096)
 def expanded_text(text: str) -> str | None:
-    """The text of a query's expansion pass: its numbers swapped to the other script
-    (:func:`swap_numerals`) and its paraphrases (:func:`expansion_terms`) appended; ``None``
-    when that changes nothing.
+    """The text of a query's expansion pass: the text as written, then its numbers in the
+    other script (:func:`numeral_variants`) and its paraphrases (:func:`expansion_terms`);
+    ``None`` when there are none.
+
+    The numbers are added, not swapped: which script the evidence uses is unknown, and a
+    pass that dropped the written form lost the statements that write it that way.
 
     Examples:
         >>> expanded_text("那个规模是九百人的活动，工作地在哪？")
-        '那个规模是900人的活动，工作地在哪？ 上班'
+        '那个规模是九百人的活动，工作地在哪？ 900人 上班'
         >>> expanded_text("hello") is None
         True
     """
-    swapped = swap_numerals(text)
-    extra = expansion_terms(text)
-    out = f"{swapped} {' '.join(extra)}" if extra else swapped
-    return None if out == text else out
+    extra = (*numeral_variants(text), *expansion_terms(text))
+    return f"{text} {' '.join(extra)}" if extra else None
 
 
-def hop_terms(
-    query: str, hit_tokens: Sequence[str], stats: CorpusStats, *, limit: int = 2
-) -> tuple[str, ...]:
-    """What a first hit adds to its question: its rarest words absent from the query.
+def _words(text: str) -> list[tuple[int, int, str]]:
+    """``(start, end, term)`` of each word (a non-CJK token) and each CJK pair of ``text``,
+    positions in its NFKC, lower-case form (:func:`_folded`)."""
+    out: list[tuple[int, int, str]] = []
+    i, n = 0, len(text)
+    while i < n:
+        char = text[i]
+        if not (char.isalnum() or char in "-_"):
+            i += 1
+            continue
+        if is_cjk(char):
+            if i + 1 < n and is_cjk(text[i + 1]):
+                out.append((i, i + 2, text[i : i + 2]))
+            i += 1
+            continue
+        end = i + 1
+        while end < n and (text[end].isalnum() or text[end] in "-_") and not is_cjk(text[end]):
+            end += 1
+        if text[i:end].strip("-_"):
+            out.append((i, end, term_of(text[i:end])))
+        i = end
+    return out
+
+
+def _folded(text: str) -> str:
+    return unicodedata.normalize("NFKC", text).lower()
+
+
+def _unshared(query: str, hit_text: str) -> tuple[str, list[bool]]:
+    """The hit's folded text and, per character, whether no word or CJK pair of the query
+    covers it."""
+    asked = {term for _a, _b, term in _words(_folded(query))}
+    text = _folded(hit_text)
+    free = [True] * len(text)
+    for a, b, term in _words(text):
+        if term in asked:
+            free[a:b] = [False] * (b - a)
+    return text, free
+
+
+def hop_terms(query: str, hit_text: str, stats: CorpusStats, *, limit: int = 2) -> tuple[str, ...]:
+    """What a first hit adds to its question: its rarest words outside the words it shares
+    with the question.
 
     A question that names someone by an attribute ("the person who is 36") is answered by
     the statements about that someone ("my cousin likes reading"), and the first hit
-    ("my cousin is 36") says who it is. Function words, single CJK characters, numbers and
-    terms in more than a quarter of the pool are left out, and so are CJK pairs with a
-    function character (``我表`` of ``我表姐``).
+    ("my cousin is 36") says who it is. The words the hit shares with the question are its
+    condition; what it adds is the rest of it ("我刚刚路过的那个商场，是大润发" asked as
+    "我路过的商场" adds "大润发", not "刚路" across the shared "路过"). Function words,
+    single CJK characters, numbers and terms in more than a quarter of the pool are left
+    out, and so are CJK pairs with a function character (``我表`` of ``我表姐``).
 
     Args:
         query: The question.
-        hit_tokens: The first hit's index tokens.
+        hit_text: The first hit's text.
         stats: The pool statistics.
         limit: At most this many terms.
 
@@ -166,16 +239,60 @@ def hop_terms(
     """
     if stats.n_docs < DEFAULT_PARAMS.hop_min_pool:
         return ()  # in a tiny pool every term is "rare"; the ranking's hop pass agrees
-    asked = {term_of(t) for t in tokenize(query)}
+    text, free = _unshared(query, hit_text)
     cap = max(3, stats.n_docs // 4)
     found: set[tuple[int, str]] = set()
-    for token in hit_tokens:
-        term = term_of(token)
-        if term in asked or is_stop_term(term) or term.isdigit():
+    for a, b, term in _words(text):
+        if not all(free[a:b]) or is_stop_term(term) or term.isdigit():
             continue
-        if is_cjk(term[0]) and (len(term) == 1 or any(is_stop_term(c) for c in term)):
-            continue  # a single character, or a pair with a function character ("我表")
+        if is_cjk(term[0]) and any(is_stop_term(c) for c in term):
+            continue  # a pair with a function character ("我表")
         df = stats.df.get(term, 0)
         if 1 < df <= cap:
             found.add((df, term))
     return tuple(t for _df, t in sorted(found)[:limit])
+
+
+def residual_text(query: str, hit_text: str) -> str:
+    """What a question still asks once its first hit is found: the question without the
+    part the hit satisfies.
+
+    A conditional question names someone by one attribute and asks for another ("the one
+    who likes running, where is he from?"). Its first hit satisfies the condition ("my
+    cousin likes running"); the statement that answers it is about the same someone
+    (:func:`hop_terms`) and the *other* attribute, and it does not repeat the condition. So
+    the second pass ranks the hop terms with what is left. A clause (between punctuation
+    marks) that shares a word with the hit is the condition and is blanked whole (the hit
+    may word it otherwise: "年龄是26岁" / "今年26岁"), when another clause is left; else
+    only the shared words (non-CJK words, CJK pairs) are blanked.
+
+    Args:
+        query: The question.
+        hit_text: The first hit's text.
+
+    Returns:
+        The folded question with the satisfied part blanked.
+
+    Examples:
+        >>> residual_text("那个年龄是26岁的人，其职业是什么？", "我的下属今年26岁。").split()
+        ['其职业是什么?']
+        >>> residual_text("那个喜欢跑步的人是哪里人？", "我表哥就喜欢跑步。").split()
+        ['那个', '的人是哪里人?']
+        >>> residual_text("Who likes tea? Where does she work?", "Ann likes tea").split()
+        ['where', 'does', 'she', 'work?']
+    """
+    text, free = _unshared(hit_text, query)
+    words = _words(text)
+    cuts = [0, *(m.end() for m in _CLAUSE_END.finditer(text)), len(text)]
+    satisfied: list[tuple[int, int]] = []
+    left = False
+    for a, b in zip(cuts, cuts[1:], strict=False):
+        inside = [all(free[x:y]) for x, y, _t in words if a <= x and y <= b]
+        if not all(inside):
+            satisfied.append((a, b))  # the hit shares a word of this clause
+        elif inside:
+            left = True  # a clause with words, none shared
+    if left:
+        for a, b in satisfied:
+            free[a:b] = [False] * (b - a)
+    return "".join(c if k else " " for c, k in zip(text, free, strict=True))

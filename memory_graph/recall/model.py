@@ -24,6 +24,9 @@ class RankParams:
     """``b`` for documents whose tokens are mostly CJK (CJK unigrams and pairs inflate ``|D|``,
     and short CJK statements should not lose to long ones that mention a character)."""
     cjk_unigram_weight: float = 0.3
+    number_weight: float = 3.0
+    """Weight of a number before a measure word or unit in a query ("26" of "26岁",
+    :func:`~.terms.measured_numbers`): a value the evidence states exactly."""
     gamma: float = 1.0
     phrase_whole: float = 1.0
     phrase_pair: float = 0.5

@@ -20,8 +20,9 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from .._types import SearchHit
-from .expand import expanded_text, hop_terms
+from .expand import expanded_text, hop_terms, residual_text
 from .rank import CorpusStats, Ranked
+from .terms import asks_count, term_of
 from .tokenize import tokenize
 
 __all__ = [
@@ -124,7 +125,6 @@ _MAX_LEGS = 4
 _WHOLE_WEIGHT = 0.3
 _CHATTER_WEIGHT = 0.1
 _EXPAND_WEIGHT = 1.0
-_HOP_WEIGHT = 0.7
 
 
 def _after_cues(text: str) -> list[str]:
@@ -226,11 +226,12 @@ def rank_legs(
 ) -> list[Ranked]:
     """Rank a query text by its legs (:func:`query_legs`) and fuse them (:func:`fuse_legs`).
 
-    Each leg is ranked as written, then, at a lower weight, with its expansion terms
-    (:func:`~memory_graph.recall.expand.expanded_text`) and, with ``stats``, once more with
-    the words its first hit adds (:func:`~memory_graph.recall.expand.hop_terms`). The whole
-    text beside its questions (a leg of weight below 1) is ranked as written only: it
-    contributes to the fused best document alone.
+    Each leg is ranked as written and with its expansion terms
+    (:func:`~memory_graph.recall.expand.expanded_text`), fused; then, with ``stats``, its
+    hop pass (:func:`_hop_pass`: the words its first hit adds with what the question still
+    asks) takes every other place after the first. The whole text beside its questions (a
+    leg of weight below 1) is ranked as written only: it contributes to the fused best
+    document alone.
 
     Args:
         query: One planned query text.
@@ -255,14 +256,12 @@ def rank_legs(
         text = expanded_text(leg.text) or leg.text
         if text != leg.text and _EXPAND_WEIGHT > 0:
             passes.append((Leg(text, _EXPAND_WEIGHT), rank_one(text)))
-        # As in the ranking's own hop pass, a conversation turn is no bridge: its second
-        # hop is its thread neighbours.
-        if stats is not None and first and first[0].doc.thread is None and _HOP_WEIGHT > 0:
-            hop = hop_terms(leg.text, first[0].doc.tokens, stats)
-            if hop:
-                hop_text = f"{' '.join(hop)} {text}"
-                passes.append((Leg(hop_text, _HOP_WEIGHT), rank_one(hop_text)))
         merged = passes[0][1] if len(passes) == 1 else fuse_legs(passes, limit=limit)
+        hopped = _hop_pass(leg.text, text, first, rank_one, stats)
+        if hopped:
+            # The hop pass answers what the question asks of the someone its first hit
+            # found: its results take every other place after that hit.
+            merged = interleave([merged, hopped], limit=limit)
         groups.append((leg, merged))
     if len(groups) == 1:
         return list(groups[0][1])
@@ -270,6 +269,35 @@ def rank_legs(
     # the questions' rankings in turn.
     fused = fuse_legs(groups, limit=1)
     return interleave([fused, *[hits for leg, hits in groups if leg.weight >= 1.0]], limit=limit)
+
+
+def _hop_pass(
+    question: str,
+    expanded: str,
+    first: Sequence[Ranked],
+    rank_one: Callable[[str], Sequence[Ranked]],
+    stats: CorpusStats | None,
+) -> list[Ranked]:
+    """The second hop of one leg: its first hit's own words (:func:`hop_terms`) with what the
+    question still asks (:func:`residual_text`), ranked; only results holding a hop term
+    count (the others are not about the someone the hit found). Empty without statistics,
+    for a conversation turn (as in the ranking's own hop pass, its second hop is its thread
+    neighbours), and for a "how many" question (it wants every statement of a kind: a hop to
+    what else one of them says would only crowd the others out).
+    """
+    if stats is None or not first or first[0].doc.thread is not None or asks_count(question):
+        return []
+    hit = first[0].doc.text or " ".join(first[0].doc.tokens)
+    hop = hop_terms(expanded, hit, stats)
+    if not hop:
+        return []
+    rest = residual_text(question, hit)
+    want = set(hop)
+    return [
+        r
+        for r in rank_one(f"{' '.join(hop)} {expanded_text(rest) or rest}")
+        if not want.isdisjoint(map(term_of, r.doc.tokens))
+    ]
 
 
 def interleave(rankings: Sequence[Sequence[Ranked]], *, limit: int) -> list[Ranked]:

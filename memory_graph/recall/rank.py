@@ -22,9 +22,11 @@ pool of ``N`` documents with mean length ``avgdl``::
     score   = rel * prior
 
 ``w_q`` is 1 for words and CJK pairs, ``cjk_unigram_weight`` for single CJK characters (common
-Han characters alone are noisy). ``TRUST`` is ``user-confirmed 1.0``, ``agent-observed 0.95``,
-``external 0.9``. Scores are rounded to 9 decimals, then ties break by identity precedence
-(user/workspace first), then by id, so the order is fully deterministic.
+Han characters alone are noisy) and ``number_weight`` for a number before a measure word or
+unit ("26" of "26岁": a value the evidence states; :func:`~.terms.measured_numbers`).
+``TRUST`` is ``user-confirmed 1.0``, ``agent-observed 0.95``, ``external 0.9``. Scores are
+rounded to 9 decimals, then ties break by identity precedence (user/workspace first), then by
+id, so the order is fully deterministic.
 
 Documents with the same dedup key (content hash plus knowledge) keep only their best-ranked
 copy, and sensitive documents are dropped unless asked for; both happen before the limit.
@@ -47,7 +49,14 @@ from .model import (
     RankParams,
     idf,
 )
-from .terms import STOP_TERMS, doc_terms, is_stop_term, question_terms, term_of
+from .terms import (
+    STOP_TERMS,
+    doc_terms,
+    is_stop_term,
+    measured_numbers,
+    question_terms,
+    term_of,
+)
 from .tokenize import is_cjk, tokenize
 
 __all__ = [
@@ -106,10 +115,14 @@ def query_terms(query: str, params: RankParams = DEFAULT_PARAMS) -> QueryTerms:
     tokens = tokenize(query)
     terms = _terms(tokens, params)
     weights: dict[str, float] = {}
+    measured = measured_numbers(tokens) if params.number_weight != 1.0 else set()
     for term in terms:
         if term in weights:
             continue
-        weights[term] = params.cjk_unigram_weight if len(term) == 1 and is_cjk(term) else 1.0
+        if len(term) == 1 and is_cjk(term):
+            weights[term] = params.cjk_unigram_weight
+        else:
+            weights[term] = params.number_weight if term in measured else 1.0
     if params.stopwords:
         asked = {term_of(t) for t in question_terms(tokens)} if params.question_words else set()
         kept = {t: w for t, w in weights.items() if not is_stop_term(t) and t not in asked}

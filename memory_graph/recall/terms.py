@@ -7,10 +7,18 @@ function words that queries ignore. :mod:`memory_graph.recall.rank` re-exports b
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
-__all__ = ["doc_terms", "is_stop_term", "question_terms", "term_of"]
+__all__ = [
+    "asks_count",
+    "doc_terms",
+    "is_stop_term",
+    "measured_numbers",
+    "question_terms",
+    "term_of",
+]
 
 # English function words and question words: they carry no topic, and in questions they
 # dominate the token count ("what did ... do with her ...").
@@ -135,3 +143,42 @@ def question_terms(tokens: Sequence[str]) -> set[str]:
             if token in _ZH_QUESTION:
                 out.add(token)
     return out
+
+
+_COUNT_ZH = re.compile(r"有几|多少(?:个|位|人|次|种|家)|几(?:个|位|次|种|家)人")
+_COUNT_EN = re.compile(r"\bhow many\b|\bnumber of\b|\bhow often\b", re.IGNORECASE)
+
+
+def asks_count(text: str) -> bool:
+    """Whether a question asks how many ("有几个人...", "多少位", "how many times"): its
+    answer is spread over many statements of the same kind, not one statement and the ones
+    about the same someone.
+
+    Examples:
+        >>> [asks_count(q) for q in ("有几个活动在上海？", "How many dogs?", "他几岁？")]
+        [True, True, False]
+    """
+    return bool(_COUNT_ZH.search(text) or _COUNT_EN.search(text))
+
+
+# Measure words and units after a number that states a value (a quantity, or a date's
+# parts: "生日是9月" states the month). A bare number ("on 16 November, 2023") is not one.
+_MEASURES = frozenset("人天周岁个次位名元块米斤克厘年月日号")
+
+
+def measured_numbers(tokens: Sequence[str]) -> set[str]:
+    """The numbers of a question written before a measure word or unit ("26" of "26岁",
+    "3000" of "3000人"): values its evidence states exactly.
+
+    Examples:
+        >>> from .tokenize import tokenize
+        >>> sorted(measured_numbers(tokenize("那个26岁的人，生日是4月11日，3000人的活动？")))
+        ['11', '26', '3000', '4']
+        >>> measured_numbers(tokenize("What did Tim say on 16 November, 2023?"))
+        set()
+    """
+    return {
+        term_of(t)
+        for t, nxt in zip(tokens, tokens[1:], strict=False)
+        if t.isdigit() and t.isascii() and nxt in _MEASURES
+    }
