@@ -164,7 +164,7 @@ def apply_set_preference(
             ": the newer value stays",
             {"reason": "version", "key": key},
         )
-    if row is not None and updated_at <= row["updated_at"]:
+    if stale and row is not None:
         return Outcome(
             "conflicted",
             None,
