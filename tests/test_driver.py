@@ -165,3 +165,18 @@ def test_an_autocommit_op_that_raises_after_begin_rolls_back_only_the_transactio
     assert isinstance(got[0], ValueError) and isinstance(got[3], ValueError)
     idle = (TransactionStatus.IDLE, False)
     assert [got[1], got[2], got[4], got[5]] == [idle, [1], idle, [1]]
+
+
+def test_begin_is_a_no_op_in_a_transaction(pg_dsn: str) -> None:
+    # The same op run the usual way: one transaction from the start, BEGIN sends nothing (a
+    # second BEGIN would only warn, but the whole op, the first insert included, is atomic).
+    with psycopg.connect(pg_dsn) as conn:
+        conn.execute("CREATE TABLE t (x int)")
+        conn.commit()
+        notices: list[str] = []
+        conn.add_notice_handler(lambda d: notices.append(d.message_primary or ""))
+        with pytest.raises(ValueError):
+            run_sync(conn, _begin_midway(True))
+        assert sorted(r[0] for r in conn.execute("SELECT x FROM t")) == []
+        assert run_sync(conn, _begin_midway(False)) == 3
+        assert notices == []

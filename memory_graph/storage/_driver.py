@@ -69,7 +69,8 @@ Op = Generator[Query, Any, T]
 
 BEGIN = Query("BEGIN", fetch="none")
 """Yielded by an op run with ``autocommit=True`` to open a transaction for the statements that
-follow: the driver commits it when the op returns and rolls it back when the op raises. An
+follow: the driver commits it when the op returns and rolls it back when the op raises (in
+an op run in a transaction it is a no-op). An
 optimistic write reads and writes in autocommit (each statement atomic on its own) and falls
 back to a locked transaction only when it lost a race (see ``_ops_writes.set_preference``)."""
 
@@ -329,14 +330,17 @@ def run_sync(conn: psycopg.Connection[Any], op: Op[T], *, autocommit: bool = Fal
             if not conn.closed:  # a broken connection is discarded by the pool anyway
                 conn.autocommit = False
     with map_errors(), conn.transaction():
-        return _drive_sync(conn, op)
+        return _drive_sync(conn, op, in_transaction=True)
 
 
-def _drive_sync(conn: psycopg.Connection[Any], op: Op[T]) -> T:
+def _drive_sync(conn: psycopg.Connection[Any], op: Op[T], *, in_transaction: bool = False) -> T:
     with conn.cursor(row_factory=dict_row) as cur:
         try:
             q = next(op)
             while True:
+                if q is BEGIN and in_transaction:
+                    q = op.send(None)  # already in the driver's transaction
+                    continue
                 cur.execute(q.sql, q.params)  # type: ignore[arg-type]
                 result = None
                 if q.fetch != "none":
@@ -369,14 +373,19 @@ async def run_async(
                 await conn.set_autocommit(False)
     with map_errors():
         async with conn.transaction():
-            return await _drive_async(conn, op)
+            return await _drive_async(conn, op, in_transaction=True)
 
 
-async def _drive_async(conn: psycopg.AsyncConnection[Any], op: Op[T]) -> T:
+async def _drive_async(
+    conn: psycopg.AsyncConnection[Any], op: Op[T], *, in_transaction: bool = False
+) -> T:
     async with conn.cursor(row_factory=dict_row) as cur:
         try:
             q = next(op)
             while True:
+                if q is BEGIN and in_transaction:
+                    q = op.send(None)  # already in the driver's transaction
+                    continue
                 await cur.execute(q.sql, q.params)  # type: ignore[arg-type]
                 result = None
                 if q.fetch != "none":
