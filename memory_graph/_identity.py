@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import unicodedata
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Literal
 
 from .errors import ValidationError
@@ -158,17 +158,19 @@ class Owner:
         object.__setattr__(self, "workspace", _clean("workspace", self.workspace, required=False))
         object.__setattr__(self, "agent", _clean("agent", self.agent, required=False))
 
-    @property
+    # The digests are computed once per owner (a turn reads them a few dozen times); the
+    # fields are frozen, so a cached value can never go stale.
+    @cached_property
     def scope_id(self) -> str:
         """The 16-hex digest of the user id."""
         return scope_id(self.user_id)
 
-    @property
+    @cached_property
     def workspace_key(self) -> str:
         """Digest of the workspace, or ``""`` when there is none."""
         return digest(self.workspace) if self.workspace else ""
 
-    @property
+    @cached_property
     def agent_key(self) -> str:
         """Digest of the agent, or ``""`` when there is none."""
         return digest(self.agent) if self.agent else ""

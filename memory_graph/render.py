@@ -15,7 +15,7 @@ appears instead. One side alone is never shown.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from ._time import format_utc
 from ._types import Disagreement, Record, SearchHit
@@ -100,6 +100,7 @@ def render_snapshot(
     *,
     limit: int,
     groups: Mapping[str, Sequence[Record]] | None = None,
+    lines_of: Callable[[Record], tuple[str, ...]] = record_lines,
 ) -> str:
     """Render hits (in plan order) into a framed block within budget.
 
@@ -109,6 +110,8 @@ def render_snapshot(
         limit: At most this many record blocks are considered.
         groups: Records of each disagreeing claim key (all visible, active, non-sensitive
             members); when a key is missing, the group is the hits that carry that key.
+        lines_of: :func:`record_lines`, or a memo of it (a record is immutable, so its
+            lines never change: the recall pool keeps them, see ``storage._recall_cache``).
 
     Returns:
         The framed block, or ``""`` when nothing fits.
@@ -125,7 +128,7 @@ def render_snapshot(
         dis = hit.disagreement
         if dis is None:
             done_ids.add(record.id)
-            blocks.append(Block(record_lines(record)))
+            blocks.append(Block(lines_of(record)))
             continue
         if dis.key in done_keys:
             continue
@@ -141,7 +144,7 @@ def render_snapshot(
         lines: list[str] = []
         for member in members:
             done_ids.add(member.id)
-            lines.extend(record_lines(member))
+            lines.extend(lines_of(member))
         complete = len({m.id for m in members}) >= dis.count
         blocks.append(Block(tuple(lines) if complete else (), fallback=marker_line(dis)))
     return fill_frame(FRAME_HEAD, FRAME_TAIL, blocks, budget)

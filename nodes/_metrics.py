@@ -48,7 +48,7 @@ __all__ = [
 ]
 
 METRICS_LOGGER = logging.getLogger("memory_graph.metrics")
-_HIT = re.compile(r"^- \[[^\]\n]*\bid=", re.MULTILINE)
+_ID = re.compile(r"\bid=")
 _EXPORTERS: list[Callable[[Mapping[str, Any]], Any]] = []
 
 
@@ -100,13 +100,36 @@ def _turn_id(state: Mapping[str, Any]) -> str | None:
     return None
 
 
+def _count_hits(block: str) -> int:
+    """Record lines in a recalled block: lines ``- [...]`` whose metadata carries an ``id=``.
+
+    Values are escaped (``]`` never appears inside one), so a line's metadata ends at its
+    first ``]``; a disagreement marker (``refs=``, no ``id=``) is not a hit. Only the lines
+    that start with ``- [`` are searched (a multi-line regex tried every position).
+
+    Examples:
+        >>> _count_hits("<m>\\n- [fact | id=a | v1] x\\n- [disagreement | refs=a,b] y\\n</m>")
+        1
+    """
+    hits = 0
+    for line in block.split("\n"):
+        if line.startswith("- [") and _ID.search(line, 3, _meta_end(line)):
+            hits += 1
+    return hits
+
+
+def _meta_end(line: str) -> int:
+    end = line.find("]", 3)
+    return len(line) if end < 0 else end
+
+
 def _counts(name: str, result: Mapping[str, Any]) -> dict[str, Any]:
     counts: dict[str, Any] = {}
     if isinstance(result.get("recalled"), str):  # recall and the entry node
         block = result["recalled"]
         size = len(block.encode("utf-8"))
         counts.update(
-            recall_hits=len(_HIT.findall(block)),
+            recall_hits=_count_hits(block),
             recall_bytes=size,
             recall_tokens=math.ceil(size / 4),
         )

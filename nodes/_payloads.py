@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import math
 import unicodedata
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, model_validator
@@ -38,6 +40,7 @@ __all__ = [
     "MAX_RESUME_DEPTH",
     "MAX_RESUME_MESSAGE_BYTES",
     "ActionRequest",
+    "BoundReviewResponse",
     "Decision",
     "DecisionModel",
     "DecisionType",
@@ -47,7 +50,7 @@ __all__ = [
     "ReviewResponseModel",
     "build_review_request",
     "is_review_request",
-    "response_schema_for",
+    "bound_response_schema",
     "validate_decisions",
 ]
 
@@ -416,21 +419,42 @@ def _check_decision(req: ActionRequest, dec: DecisionModel, limits: Limits) -> N
         )
 
 
-def response_schema_for(
+# The resume value of the review bound by ``bound_response_schema`` (see there). No
+# docstring: pydantic would surface it as the schema's description to every client.
+class BoundReviewResponse(ReviewResponseModel):
+    @model_validator(mode="after")
+    def _bound(self) -> BoundReviewResponse:
+        bound = _BOUND.get()
+        if bound is None:  # fail closed: never accept a resume that no review checked
+            raise ResumeError(
+                "refused resume: no review request is bound; validate inside "
+                "bound_response_schema(request)"
+            )
+        validate_decisions(self, bound[0], limits=bound[1])
+        return self
+
+
+BoundReviewResponse.__name__ = "ReviewResponse"
+
+_BOUND: ContextVar[tuple[ReviewRequest, Limits | None] | None] = ContextVar(
+    "memory_graph_bound_review", default=None
+)
+
+
+@contextmanager
+def bound_response_schema(
     request: ReviewRequest, *, limits: Limits | None = None
-) -> type[ReviewResponseModel]:
-    """Return a response model bound to one review request.
+) -> Iterator[type[ReviewResponseModel]]:
+    """Bind the response model to one review request, for the ``with`` block.
 
-    Passed to ``interrupt(..., response_schema=...)``: LangGraph validates the resume value
-    before saving it, so a stale, foreign or malformed resume is refused and the interrupt
-    stays pending.
+    Pass the yielded model to ``interrupt(..., response_schema=...)`` inside the block:
+    LangGraph validates the resume value before saving it, so a stale, foreign or malformed
+    resume is refused and the interrupt stays pending. The model is one class for every
+    review (pydantic builds its schema once, not per request); the request it checks
+    against is held in a context variable, so concurrent reviews never see each other's.
     """
-
-    class BoundReviewResponse(ReviewResponseModel):
-        @model_validator(mode="after")
-        def _bound(self) -> BoundReviewResponse:
-            validate_decisions(self, request, limits=limits)
-            return self
-
-    BoundReviewResponse.__name__ = "ReviewResponse"
-    return BoundReviewResponse
+    token = _BOUND.set((request, limits))
+    try:
+        yield BoundReviewResponse
+    finally:
+        _BOUND.reset(token)

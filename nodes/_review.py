@@ -38,7 +38,7 @@ from ._core import (
 )
 from ._drive import Call, Op
 from ._nodes import Node, _make_node
-from ._payloads import build_review_request, response_schema_for
+from ._payloads import bound_response_schema, build_review_request
 from ._state import CommitResultJSON, ProposalJSON, commit_result_to_json, proposal_to_json
 
 __all__ = ["create_review_memories"]
@@ -129,9 +129,8 @@ def create_review_memories(
             request = build_review_request(batch)
             limits = yield Call("limits", target="attr")  # the store's, also via runtime.store
             try:
-                response = interrupt(
-                    request, response_schema=response_schema_for(request, limits=limits)
-                )
+                with bound_response_schema(request, limits=limits) as schema:
+                    response = interrupt(request, response_schema=schema)
             except pydantic.ValidationError as exc:
                 # Raised before LangGraph saves the resume value: the interrupt stays pending.
                 raise ResumeError(_resume_message(exc)) from exc

@@ -233,3 +233,49 @@ def test_support_never_admits_a_meaning_term_the_quote_lacks(
 def test_support_is_total_on_any_text(text: str) -> None:
     assert supports(text, text) in (True, False)
     assert supports("", text) is False or text.strip() == ""
+
+
+def test_stemming_is_correct_when_many_threads_check_support_at_once() -> None:
+    """One shared Snowball stemmer keeps its word in instance fields: threads switching in
+    the middle of a word used to stem each other's words. Every thread must get exactly the
+    single-threaded terms."""
+    import sys
+    import threading
+
+    from memory_graph.extraction import _support
+
+    words = [
+        f"{stem}{suffix}"
+        for stem in ("paint", "garden", "travel", "cook", "swim", "read", "climb", "sail")
+        for suffix in ("ing", "ed", "s", "er", "ers", "ingly", "ness", "ful")
+    ]
+    texts = [f"I {w} {words[(i * 7) % len(words)]} often" for i, w in enumerate(words)]
+    stems = {w: _support._stem.__wrapped__(w) for w in words}
+    _support._terms.cache_clear()
+    _support._stem.cache_clear()
+    expected = {t: _support._terms.__wrapped__(t) for t in texts}
+    failures: list[str] = []
+    start = threading.Barrier(8)
+
+    def worker(k: int) -> None:
+        start.wait()
+        for _ in range(20):
+            for w in words[k::2]:
+                got = _support._stem.__wrapped__(w)  # no memo: the thread's stemmer
+                if got != stems[w]:
+                    failures.append(f"{w!r}: {got} != {stems[w]}")
+            for text in texts[k::3]:
+                if (terms := _support._terms.__wrapped__(text)) != expected[text]:
+                    failures.append(f"{text!r}: {terms} != {expected[text]}")
+
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as the interpreter allows
+    try:
+        threads = [threading.Thread(target=worker, args=(k,)) for k in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(old)
+    assert failures == []

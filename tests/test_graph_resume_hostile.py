@@ -136,3 +136,62 @@ def test_a_resumer_that_loses_the_race_gets_no_pending_review(pg_dsn: str, flavo
             else:
                 resume_review(stale, owner=ALICE, thread_id="s1", decisions=decide_all(request))
         assert len(h.store.audit_log(ALICE)) == audit
+
+
+def _request(pid: str) -> Any:
+    from nodes._payloads import build_review_request
+
+    proposal = {
+        "id": pid,
+        "scope_id": "s",
+        "level": "user",
+        "operation": "patch_profile",
+        "target_id": None,
+        "base_version": None,
+        "args": {"patch": {"call_them": "Bea"}},
+        "diff": "call_them: Bea",
+        "evidence": {"quote": "Call me Bea"},
+        "guard": {},
+        "status": "pending",
+        "expires_at": "2030-01-01T00:00:00Z",
+    }
+    return build_review_request([proposal])  # type: ignore[list-item]
+
+
+def test_the_bound_response_model_checks_only_the_review_bound_in_its_own_context() -> None:
+    import threading
+
+    import pydantic
+
+    from nodes._payloads import BoundReviewResponse, bound_response_schema
+
+    def answer(pid: str) -> dict[str, Any]:
+        return {"decisions": [{"type": "approve", "proposal_id": pid}]}
+
+    # Outside a bound block nothing is accepted, not even a well-formed answer.
+    with pytest.raises((ResumeError, pydantic.ValidationError), match="no review request"):
+        BoundReviewResponse.model_validate(answer("p1"))
+    errors: list[str] = []
+    barrier = threading.Barrier(2)
+
+    def review(mine: str, other: str) -> None:
+        with bound_response_schema(_request(mine)) as schema:
+            barrier.wait()  # both reviews are bound at once, in two threads
+            try:
+                assert schema.model_validate(answer(mine)).decisions[0].proposal_id == mine
+                with pytest.raises((ResumeError, pydantic.ValidationError)):
+                    schema.model_validate(answer(other))  # the other thread's review
+            except BaseException as exc:  # reported to the test thread
+                errors.append(repr(exc))
+
+    threads = [
+        threading.Thread(target=review, args=("p1", "p2")),
+        threading.Thread(target=review, args=("p2", "p1")),
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    with pytest.raises((ResumeError, pydantic.ValidationError), match="no review request"):
+        BoundReviewResponse.model_validate(answer("p1"))  # unbound again after the block

@@ -217,3 +217,34 @@ def test_preference_keys_are_searchable(sync_store):
     with psycopg.connect(sync_store.dsn) as c:
         [(tokens,)] = c.execute("SELECT tokens FROM mg_records WHERE key = 'reply.language'")
     assert {"reply", "language", "french"} <= set(tokens)
+
+
+def test_rendered_lines_are_kept_with_the_pool_and_follow_each_new_version(
+    sync_store, pg_dsn, clock
+):
+    from dataclasses import replace as dc_replace
+
+    from memory_graph.render import record_lines as render_lines
+    from memory_graph.storage._recall_cache import _owner_key
+
+    kept = sync_store.add(ALICE, "fact", "Caroline paints sunsets").record_id
+    changed = sync_store.add(ALICE, "fact", "Caroline paints with oils").record_id
+    first = sync_store.snapshot(ALICE, latest_input="what does Caroline paint?")
+    pool = sync_store._recall.get(_owner_key(ALICE))
+    record = pool.entries[kept].record
+    lines = pool.record_lines(record)
+    assert lines == render_lines(record) and lines[0] in first
+    # A look-alike object with the same id is rendered as itself and never kept.
+    forged = dc_replace(record, content="Caroline obeys <memory_source>")
+    assert pool.record_lines(forged) == render_lines(forged)
+    assert pool.record_lines(record) is lines
+    # A new version (written by another process) is rendered afresh; the unchanged record's
+    # lines carry over to the new pool.
+    child(pg_dsn, "replace", changed)
+    second = sync_store.snapshot(ALICE, latest_input="what does Caroline paint?")
+    assert "seascapes" in second and "with oils" not in second
+    fresh = sync_store._recall.get(_owner_key(ALICE))
+    assert fresh is not pool and fresh.record_lines(fresh.entries[kept].record) is lines
+    # The block is exactly what a store without any memo renders.
+    with MemoryStore.from_dsn(pg_dsn, clock=clock) as cold:
+        assert cold.snapshot(ALICE, latest_input="what does Caroline paint?") == second

@@ -405,3 +405,21 @@ def test_a_migration_moves_legacy_change_proposals_to_their_targets_level(
         store.get_proposal(ALICE, p.id)
     assert "legacy-plan v2" not in repr(store.audit_log(ALICE, limit=100))
     assert store.get_proposal(HERE, p.id).level == "agent_workspace"
+
+
+def test_an_owners_digests_are_kept_but_never_outlive_its_fields() -> None:
+    import copy
+    import dataclasses
+    import pickle
+
+    owner = Owner("  Alice ", workspace="/repo", agent="coder")
+    first = (owner.scope_id, owner.workspace_key, owner.agent_key)
+    assert first == (digest("alice"), digest("/repo"), digest("coder"))
+    assert (owner.scope_id, owner.workspace_key, owner.agent_key) == first
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        owner.user_id = "bob"  # type: ignore[misc]
+    other = dataclasses.replace(owner, user_id="bob", workspace=None)
+    assert (other.scope_id, other.workspace_key) == (digest("bob"), "")
+    for twin in (copy.copy(owner), pickle.loads(pickle.dumps(owner))):
+        assert twin == owner and hash(twin) == hash(owner) and twin.scope_id == first[0]
+    assert repr(owner) == "Owner(user_id='  Alice ', workspace='/repo', agent='coder')"

@@ -18,7 +18,7 @@ from .._time import Clock, ensure_aware, system_clock
 from ..errors import ValidationError
 from ..guard import GuardVerdict, check
 from ._grounding import ground, supported
-from ._patterns import create_pattern_extractor
+from ._patterns import extract_patterns
 from ._schema import Candidate, CandidateModel
 
 __all__ = ["ExtractionReport", "aextract_candidates", "extract_candidates", "finish_extraction"]
@@ -205,8 +205,9 @@ def extract_candidates(
     window = _window(messages)
     if not _has_human(window):
         return ExtractionReport(())
-    runnable = extractor if extractor is not None else create_pattern_extractor()
-    raw = runnable.invoke(window)
+    # The offline extractor is a plain function: called directly, it skips the Runnable's
+    # callback and config set-up (a child run per turn inside a graph node).
+    raw = extract_patterns(window) if extractor is None else extractor.invoke(window)
     return finish_extraction(window, raw, thread_id=thread_id, clock=clock, guard=guard)
 
 
@@ -236,6 +237,6 @@ async def aextract_candidates(
     window = _window(messages)
     if not _has_human(window):
         return ExtractionReport(())
-    runnable = extractor if extractor is not None else create_pattern_extractor()
-    raw = await runnable.ainvoke(window)
+    # Pure CPU: no executor hop for the offline extractor (see extract_candidates).
+    raw = extract_patterns(window) if extractor is None else await extractor.ainvoke(window)
     return finish_extraction(window, raw, thread_id=thread_id, clock=clock, guard=guard)

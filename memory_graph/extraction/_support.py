@@ -44,6 +44,7 @@ False
 from __future__ import annotations
 
 import re
+import threading
 from functools import lru_cache
 from typing import Any
 
@@ -93,9 +94,23 @@ _FREE = _SUBJECT | _FUNCTION | _ACK
 _CLAUSE_MARKS = tuple(",;.!?，；。！？、\n")
 
 
-@lru_cache(maxsize=1)
+_LOCAL = threading.local()
+
+
 def _stemmer() -> Any:
-    return snowballstemmer.stemmer("english")
+    """This thread's Snowball stemmer: it keeps the word being stemmed in its own fields,
+    so one instance shared by threads stems their words into each other."""
+    stemmer = getattr(_LOCAL, "stemmer", None)
+    if stemmer is None:
+        stemmer = _LOCAL.stemmer = snowballstemmer.stemmer("english")
+    return stemmer
+
+
+@lru_cache(maxsize=16384)
+def _stem(word: str) -> str:
+    """The Snowball stem of one word, memoised: the pure-Python stemmer costs tens of
+    microseconds a word, and a user's words repeat from turn to turn."""
+    return str(_stemmer().stemWord(word))
 
 
 def _prepare(text: str) -> str:
@@ -107,11 +122,10 @@ def _prepare(text: str) -> str:
 @lru_cache(maxsize=4096)
 def _terms(text: str) -> tuple[str, ...]:
     out: list[str] = []
-    stem = _stemmer().stemWord
     for token in tokenize(_prepare(text)):
         if len(token) > 1 and all(is_cjk(ch) for ch in token):
             continue  # CJK pairs: the characters are the terms
-        out.append(token if is_cjk(token[0]) or token in _FREE else stem(token))
+        out.append(token if is_cjk(token[0]) or token in _FREE else _stem(token))
     return tuple(out)
 
 

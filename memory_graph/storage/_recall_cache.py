@@ -41,6 +41,7 @@ from ..recall.rank import (
     rank_prepared,
 )
 from ..recall.tokenize import index_tokens
+from ..render import record_lines
 from ._driver import Op, Query
 from ._rows import record_from_row
 from ._search_sql import CANDIDATE_COLS
@@ -151,13 +152,14 @@ def _order(record: Record) -> tuple[Any, ...]:
 class OwnerPool:
     """One owner's active records at a set of stamps (immutable; views built lazily)."""
 
-    __slots__ = ("_claims", "_lock", "_previous", "_views", "entries", "stamps")
+    __slots__ = ("_claims", "_lines", "_lock", "_previous", "_views", "entries", "stamps")
 
     def __init__(
         self,
         entries: Mapping[str, _Entry],
         stamps: _Stamps,
         previous: Mapping[tuple[str, ...], _View] | None = None,
+        lines: Mapping[str, tuple[Record, tuple[str, ...]]] | None = None,
     ) -> None:
         self.entries = dict(entries)
         self.stamps = dict(stamps)
@@ -166,6 +168,8 @@ class OwnerPool:
         self._previous: dict[tuple[str, ...], _View] = dict(previous or {})
         self._claims: dict[str, list[Record]] | None = None
         self._lock = threading.Lock()
+        # Rendered lines by record id, with the record they render (see record_lines).
+        self._lines: dict[str, tuple[Record, tuple[str, ...]]] = dict(lines or {})
 
     def applied(self, rows: Iterable[Mapping[str, Any]], stamps: _Stamps) -> OwnerPool:
         """A new pool with ``rows`` (newer versions, or rows that left the active set)."""
@@ -182,7 +186,29 @@ class OwnerPool:
             entries[rid] = _Entry(record, _document(record))
         with self._lock:
             previous = {**self._previous, **self._views}
-        return OwnerPool(entries, stamps, previous)
+        # Rendered lines carry over for the records that stay (the very same objects).
+        lines = {
+            rid: held
+            for rid, held in dict(self._lines).items()
+            if (e := entries.get(rid)) is not None and e.record is held[0]
+        }
+        return OwnerPool(entries, stamps, previous, lines)
+
+    def record_lines(self, record: Record) -> tuple[str, ...]:
+        """:func:`~memory_graph.render.record_lines` of ``record``, kept with the pool.
+
+        A record is immutable and its lines depend on nothing else, so every recall of the
+        pool renders each record once; the memo is keyed by id and checked by identity, so
+        another object with the same id (a newer version) is rendered afresh.
+        """
+        held = self._lines.get(record.id)
+        if held is not None and held[0] is record:
+            return held[1]
+        lines = record_lines(record)
+        entry = self.entries.get(record.id)
+        if entry is not None and entry.record is record:  # only the pool's own records
+            self._lines[record.id] = (record, lines)
+        return lines
 
     def view(self, sensitivities: Sequence[str]) -> _View:
         """The index over the active records of these sensitivities, and its entries."""

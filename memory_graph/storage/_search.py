@@ -14,7 +14,7 @@ without a claim is in no group).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -26,7 +26,7 @@ from ..recall.budget import Budget, TokenCounter
 from ..recall.plan import STANDING_KINDS, STANDING_TRUSTS, merge_hits, plan_queries
 from ..recall.rank import Ranked
 from ..recall.tokenize import tokenize
-from ..render import render_snapshot
+from ..render import record_lines, render_snapshot
 from ..validate import KINDS, SENSITIVITIES, TRUSTS, aware, text
 from ..validate import members as _names_in
 from ._driver import Op
@@ -243,6 +243,7 @@ def snapshot_from_hits(
     max_tokens: int,
     groups: Mapping[str, Sequence[Record]] | None = None,
     tokenizer: TokenCounter | None = None,
+    lines_of: Callable[[Record], tuple[str, ...]] = record_lines,
 ) -> str:
     """Render merged hits into the framed ``<memory_source>`` block within budget.
 
@@ -254,13 +255,15 @@ def snapshot_from_hits(
         max_tokens: Token budget of the whole frame.
         groups: Disagreement groups by claim key.
         tokenizer: Optional token counter.
+        lines_of: ``render.record_lines`` or a memo of it (the pool's
+            :meth:`~._recall_cache.OwnerPool.record_lines`).
 
     Returns:
         The block, or ``""`` when nothing fits.
     """
     budget = Budget(max_bytes=max_bytes, max_tokens=max_tokens, tokenizer=tokenizer)
     chosen, shown = _within_limit(hits, limit, groups)
-    return render_snapshot(chosen, budget, limit=len(chosen), groups=shown)
+    return render_snapshot(chosen, budget, limit=len(chosen), groups=shown, lines_of=lines_of)
 
 
 def snapshot_op(
@@ -358,4 +361,5 @@ def snapshot_op(
         max_tokens=budget_t,
         groups=groups,
         tokenizer=tokenizer,
+        lines_of=pool.record_lines,
     )
