@@ -18,6 +18,7 @@ from .._types import Preference, Profile, Record
 from ..errors import NotFoundError, ValidationError
 from ..validate import KINDS, aware, members, short
 from ._driver import Op, Query
+from ._recall_cache import RecallCache, held_pool_op
 from ._rows import RECORD_COLS, preference_from_row, profile_from_row, record_from_row, visible
 
 __all__ = [
@@ -111,13 +112,29 @@ def list_records_op(
     as_of: datetime | None = None,
     key: str | None = None,
     clock: Clock,
+    cache: RecallCache | None = None,
 ) -> Op[list[Record]]:
     """Visible records (active and unexpired unless ``include_inactive``), oldest first.
 
     ``key`` keeps only the records with that key (e.g. a LangGraph store item's key).
+    When ``cache`` already holds the owner's recall pool (a recall ran in this process) and
+    only active records are asked for, they are taken from the pool, brought up to date by
+    its stamp check (one small round trip when nothing changed, instead of reading every
+    row again: an extraction turn lists the records after the turn's recall).
     """
     at = _as_of(as_of, clock)
     wanted = _members("kinds", kinds, KINDS)
+    if cache is not None and not include_inactive and key is None:
+        pool = yield from held_pool_op(owner, cache)
+        if pool is not None:
+            chosen = set(wanted)
+            found = [
+                e.record
+                for e in pool.entries.values()
+                if e.record.kind in chosen
+                and (e.record.expires_at is None or e.record.expires_at > at)
+            ]
+            return sorted(found, key=lambda r: (r.created_at, r.id))
     cond, params = visible(owner)
     sql = f"SELECT {RECORD_COLS} FROM mg_records WHERE {cond} AND kind = ANY(%s)"
     args: list[Any] = [*params, wanted]

@@ -54,6 +54,7 @@ class AsyncReadMethods(AsyncStoreShell):
                 as_of=as_of,
                 key=key,
                 clock=self._clock,
+                cache=self._recall,
             )
         )
 

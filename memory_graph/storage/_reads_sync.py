@@ -55,6 +55,7 @@ class ReadMethods(StoreShell):
                 as_of=as_of,
                 key=key,
                 clock=self._clock,
+                cache=self._recall,
             )
         )
 

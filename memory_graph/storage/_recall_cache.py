@@ -51,6 +51,7 @@ __all__ = [
     "OwnerPool",
     "RecallCache",
     "disagreements_of",
+    "held_pool_op",
     "pool_op",
     "rank_pool",
 ]
@@ -356,6 +357,14 @@ def pool_op(owner: Owner, cache: RecallCache) -> Op[OwnerPool]:
     fresh = base.applied([row for row in rows if row["id"] is not None], seen)
     cache.put(key, fresh)
     return fresh
+
+
+def held_pool_op(owner: Owner, cache: RecallCache) -> Op[OwnerPool | None]:
+    """The owner's pool brought up to date (:func:`pool_op`) when ``cache`` holds one, else
+    ``None`` without a statement (loading a pool costs more than one plain read)."""
+    if cache.get(_owner_key(owner)) is None:
+        return None
+    return (yield from pool_op(owner, cache))
 
 
 def _live(record: Record, at: datetime) -> bool:
