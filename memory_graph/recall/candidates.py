@@ -16,7 +16,9 @@ depends on its terms' postings, not on the pool size. In a pool larger than
 terms still count in the re-rank.
 
 A write does not rebuild the index: :meth:`PoolIndex.updated` re-prepares only the changed
-documents and rebuilds only their terms' postings; a term's read form (its postings by
+documents and rebuilds only their terms' postings, and :meth:`PoolIndex.changed` does the
+same from the changed documents alone (no walk over the pool: tie keys leave gaps, so a new
+document takes a key between its neighbours'); a term's read form (its postings by
 impact, with their BM25 denominators, as flat arrays) is built when a query first reads it.
 """
 
@@ -63,6 +65,9 @@ RARE_MIN = 1000
 """In larger pools, a term with at most this document frequency is always read ..."""
 RARE_FRACTION = 0.1
 """... and so is one whose document frequency is at most this share of the pool."""
+_GAP = 1 << 20
+"""Tie keys of a build are this far apart: :meth:`PoolIndex.changed` puts a new document
+between its neighbours without renumbering the others."""
 
 
 @dataclass(frozen=True)
@@ -110,17 +115,18 @@ class PoolIndex:
 
     __slots__ = (
         "_dated",
+        "_docs",
         "_filter",
+        "_ids",
         "_key",
         "_live",
-        "_norm",
+        "_mean",
         "_place",
         "_raw",
         "_read",
         "_removed",
         "_total",
         "_where",
-        "docs",
         "params",
         "prepared",
         "stats",
@@ -160,7 +166,9 @@ class PoolIndex:
         where = {p.doc.id: pos for pos, p in enumerate(prepared)}
         every = range(len(prepared))
         self._removed = 0
-        self._finish(params, prepared, list(every), where, every, raw, df, total, counted)
+        self._ids: list[str] | None = None
+        key = list(range(0, len(prepared) * _GAP, _GAP))
+        self._finish(params, prepared, key, where, every, raw, df, total, counted)
 
     def _finish(
         self,
@@ -173,25 +181,25 @@ class PoolIndex:
         df: dict[str, int],
         total: int,
         counted: int,
+        place: dict[tuple[str, int], int] | None = None,
     ) -> None:
         self.params = params
         self.prepared = tuple(prepared)
-        self.docs = tuple(p.doc for p in self.prepared)
+        self._docs: tuple[Document, ...] | None = None
         self._key = key  # a position's place in the order of the documents given (ties)
         self._where = where  # a live document's position, by id
         self._raw = raw  # each term's (positions, tfs), in ``key`` order
         self._total = total
         avgdl = total / counted if counted else 1.0
         self.stats = CorpusStats(n_docs=counted, avgdl=avgdl, df=df)
-        k1, b, b_cjk, mean = params.k1, params.b, params.b_cjk, max(avgdl, 1e-9)
-        self._norm = [
-            k1 * (1.0 - bd + bd * p.dl / mean)
-            for p in self.prepared
-            for bd in (b_cjk if p.cjk else b,)
-        ]
-        self._place = {
-            (doc.thread, doc.seq): pos for pos in live if (doc := self.prepared[pos].doc).thread
-        }
+        self._mean = max(avgdl, 1e-9)
+        if place is None:
+            place = {
+                (doc.thread, doc.seq): pos
+                for pos in live
+                if (doc := self.prepared[pos].doc).thread
+            }
+        self._place = place  # a thread place's position
         self._read: dict[str, _Posting] = {}  # read forms, built when a query reads a term
         self._live = live if isinstance(live, range) else tuple(live)
         self._dated: tuple[list[float], list[int]] | None = None  # built on a dated query
@@ -245,7 +253,7 @@ class PoolIndex:
             if pos is None:
                 pos = len(prepared)
                 prepared.append(prepare(doc, params))
-                key.append(k)
+                key.append(k * _GAP)
                 put(pos, prepared[pos])
             else:
                 old = prepared[pos]
@@ -256,7 +264,7 @@ class PoolIndex:
                         drop(pos, old)
                         prepared[pos] = prepare(doc, params)
                         put(pos, prepared[pos])
-                key[pos] = k
+                key[pos] = k * _GAP
             seen[doc.id] = pos
         for rid, pos in where.items():
             if rid not in seen:
@@ -276,13 +284,156 @@ class PoolIndex:
             raw[term] = ([q for q, _f in pairs], [f for _q, f in pairs])
         index = PoolIndex.__new__(PoolIndex)
         index._filter = None
+        index._ids = None
         index._removed = len(prepared) - len(seen)
         index._finish(params, prepared, key, seen, seen.values(), raw, df, total, counted)
         return index
 
+    def _sorted_ids(self) -> list[str] | None:
+        """The live ids in order, when the documents were given in id order (else ``None``)."""
+        ids = self._ids
+        if ids is None:
+            where, key = self._where, self._key
+            ids = sorted(where)
+            if any(key[where[a]] >= key[where[b]] for a, b in zip(ids, ids[1:], strict=False)):
+                return None
+            self._ids = ids
+        return ids
+
+    def changed(self, put: Sequence[Document], removed: Iterable[str]) -> PoolIndex | None:
+        """This index after the documents ``put`` (new, or replacing the one with their id)
+        and the removal of the ``removed`` ids, ranking exactly as ``PoolIndex(docs, params)``
+        over the resulting documents in id order would; the cost follows the changed
+        documents and their terms' postings, not the pool.
+
+        Returns ``None`` (build afresh) when this index's documents were not given in id
+        order, has a statistics filter, would leave many removed positions, or a new
+        document finds no free tie key between its neighbours.
+        """
+        if self._filter is not None:
+            return None
+        old_ids = self._sorted_ids()
+        if old_ids is None:
+            return None
+        params = self.params
+        ids = list(old_ids)
+        where = dict(self._where)
+        prepared = list(self.prepared)
+        key = list(self._key)
+        df = dict(self.stats.df)
+        place = dict(self._place)
+        total, counted, removed_n = self._total, self.stats.n_docs, self._removed
+        gone: dict[str, list[int]] = {}
+        came: dict[str, list[tuple[int, int]]] = {}
+
+        def drop(pos: int, p: Prepared) -> None:
+            nonlocal total, counted
+            total, counted = total - p.dl, counted - 1
+            for term in p.counts:
+                left = df[term] - 1
+                if left:
+                    df[term] = left
+                else:
+                    del df[term]
+                gone.setdefault(term, []).append(pos)
+            if p.doc.thread and place.get((p.doc.thread, p.doc.seq)) == pos:
+                del place[(p.doc.thread, p.doc.seq)]
+
+        def add(pos: int, p: Prepared) -> None:
+            nonlocal total, counted
+            total, counted = total + p.dl, counted + 1
+            for term, tf in p.counts.items():
+                df[term] = df.get(term, 0) + 1
+                came.setdefault(term, []).append((pos, tf))
+
+        for rid in removed:
+            pos = where.pop(rid, None)
+            if pos is not None:
+                drop(pos, prepared[pos])
+                del ids[bisect_left(ids, rid)]
+                removed_n += 1
+        moved: list[int] = []  # positions whose thread place may have changed
+        for doc in put:
+            pos = where.get(doc.id)
+            if pos is None:
+                i = bisect_left(ids, doc.id)
+                lo = key[where[ids[i - 1]]] if i > 0 else None
+                hi = key[where[ids[i]]] if i < len(ids) else None
+                lo = lo if lo is not None else (hi - 2 * _GAP if hi is not None else 0)
+                hi = hi if hi is not None else lo + 2 * _GAP
+                label = (lo + hi) // 2
+                if not lo < label < hi:
+                    return None
+                pos = len(prepared)
+                prepared.append(prepare(doc, params))
+                key.append(label)
+                ids.insert(i, doc.id)
+                where[doc.id] = pos
+                add(pos, prepared[pos])
+            else:
+                old = prepared[pos]
+                if old.doc is doc:
+                    continue
+                if doc.cache_key is not None and doc.cache_key == old.doc.cache_key:
+                    if old.doc.thread and place.get((old.doc.thread, old.doc.seq)) == pos:
+                        del place[(old.doc.thread, old.doc.seq)]
+                    prepared[pos] = old if old.doc == doc else replace(old, doc=doc)
+                else:
+                    drop(pos, old)
+                    prepared[pos] = prepare(doc, params)
+                    add(pos, prepared[pos])
+            moved.append(pos)
+        for pos in moved:
+            doc = prepared[pos].doc
+            if doc.thread:
+                place[(doc.thread, doc.seq)] = pos
+        if removed_n > max(64, len(where) // 4):
+            return None  # many dead positions: the caller builds afresh
+        raw = dict(self._raw)
+        by_key = key.__getitem__
+        for term in gone.keys() | came.keys():
+            plist, flist = raw.get(term, ([], []))
+            plist, flist = list(plist), list(flist)
+            for pos in gone.get(term, ()):
+                i = bisect_left(plist, key[pos], key=by_key)
+                del plist[i], flist[i]
+            for pos, tf in came.get(term, ()):
+                i = bisect_left(plist, key[pos], key=by_key)
+                plist.insert(i, pos)
+                flist.insert(i, tf)
+            if plist:
+                raw[term] = (plist, flist)
+            else:
+                raw.pop(term, None)
+        index = PoolIndex.__new__(PoolIndex)
+        index._filter = None
+        index._ids = ids
+        index._removed = removed_n
+        live = tuple(where.values())
+        index._finish(params, prepared, key, where, live, raw, df, total, counted, place)
+        return index
+
+    @property
+    def docs(self) -> tuple[Document, ...]:
+        """The documents by position (built when first asked)."""
+        docs = self._docs
+        if docs is None:
+            docs = self._docs = tuple(p.doc for p in self.prepared)
+        return docs
+
     def position(self, doc_id: str) -> int:
         """The position of a live document."""
         return self._where[doc_id]
+
+    def find(self, doc_id: str) -> int | None:
+        """The position of a live document, ``None`` when it is not in the index."""
+        return self._where.get(doc_id)
+
+    def _norm(self, pos: int) -> float:
+        """The BM25 length normalisation ``k1 * (1 - b + b * |D| / avgdl)`` of a document."""
+        p, params = self.prepared[pos], self.params
+        b = params.b_cjk if p.cjk else params.b
+        return params.k1 * (1.0 - b + b * p.dl / self._mean)
 
     def prepared_by_key(self) -> dict[str, Prepared]:
         """The prepared documents that have a cache key, by key (for ``reuse``)."""
@@ -297,7 +448,7 @@ class PoolIndex:
         if entry is None:
             return None
         plist, flist = entry
-        norm = self._norm
+        norm = {q: self._norm(q) for q in plist}
         if len(plist) > POSTINGS_READ:  # by descending impact tf / (tf + norm), then order
             order = sorted(
                 range(len(plist)), key=lambda i: (-flist[i] / (flist[i] + norm[plist[i]]), i)
@@ -437,7 +588,7 @@ class PoolIndex:
             for term, wi in items:
                 tf = get(term, 0)
                 if tf:
-                    bm += wi * tf * k1p / (tf + norm[pos])
+                    bm += wi * tf * k1p / (tf + norm(pos))
                     cov += wi
             if bm > 0:
                 scored.append((bm * (1.0 + gamma * (cov / total) ** 2), -key[pos], pos))
