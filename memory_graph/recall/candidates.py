@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 
+from ._delta import _GAP, Base, apply_delta
 from .dates import Window
 from .rank import (
     DEFAULT_PARAMS,
@@ -65,9 +66,6 @@ RARE_MIN = 1000
 """In larger pools, a term with at most this document frequency is always read ..."""
 RARE_FRACTION = 0.1
 """... and so is one whose document frequency is at most this share of the pool."""
-_GAP = 1 << 20
-"""Tie keys of a build are this far apart: :meth:`PoolIndex.changed` puts a new document
-between its neighbours without renumbering the others."""
 
 
 @dataclass(frozen=True)
@@ -195,9 +193,7 @@ class PoolIndex:
         self._mean = max(avgdl, 1e-9)
         if place is None:
             place = {
-                (doc.thread, doc.seq): pos
-                for pos in live
-                if (doc := self.prepared[pos].doc).thread
+                (doc.thread, doc.seq): pos for pos in live if (doc := self.prepared[pos].doc).thread
             }
         self._place = place  # a thread place's position
         self._read: dict[str, _Posting] = {}  # read forms, built when a query reads a term
@@ -304,113 +300,51 @@ class PoolIndex:
         """This index after the documents ``put`` (new, or replacing the one with their id)
         and the removal of the ``removed`` ids, ranking exactly as ``PoolIndex(docs, params)``
         over the resulting documents in id order would; the cost follows the changed
-        documents and their terms' postings, not the pool.
+        documents and their terms' postings, not the pool (see :mod:`._delta`).
 
         Returns ``None`` (build afresh) when this index's documents were not given in id
         order, has a statistics filter, would leave many removed positions, or a new
         document finds no free tie key between its neighbours.
         """
-        if self._filter is not None:
+        ids = self._sorted_ids() if self._filter is None else None
+        if ids is None:
             return None
-        old_ids = self._sorted_ids()
-        if old_ids is None:
+        parts = apply_delta(
+            Base(
+                self.params,
+                self.prepared,
+                self._key,
+                self._where,
+                ids,
+                self._raw,
+                self.stats.df,
+                self._place,
+                self._total,
+                self.stats.n_docs,
+                self._removed,
+            ),
+            put,
+            removed,
+        )
+        if parts is None:
             return None
-        params = self.params
-        ids = list(old_ids)
-        where = dict(self._where)
-        prepared = list(self.prepared)
-        key = list(self._key)
-        df = dict(self.stats.df)
-        place = dict(self._place)
-        total, counted, removed_n = self._total, self.stats.n_docs, self._removed
-        gone: dict[str, list[int]] = {}
-        came: dict[str, list[tuple[int, int]]] = {}
-
-        def drop(pos: int, p: Prepared) -> None:
-            nonlocal total, counted
-            total, counted = total - p.dl, counted - 1
-            for term in p.counts:
-                left = df[term] - 1
-                if left:
-                    df[term] = left
-                else:
-                    del df[term]
-                gone.setdefault(term, []).append(pos)
-            if p.doc.thread and place.get((p.doc.thread, p.doc.seq)) == pos:
-                del place[(p.doc.thread, p.doc.seq)]
-
-        def add(pos: int, p: Prepared) -> None:
-            nonlocal total, counted
-            total, counted = total + p.dl, counted + 1
-            for term, tf in p.counts.items():
-                df[term] = df.get(term, 0) + 1
-                came.setdefault(term, []).append((pos, tf))
-
-        for rid in removed:
-            pos = where.pop(rid, None)
-            if pos is not None:
-                drop(pos, prepared[pos])
-                del ids[bisect_left(ids, rid)]
-                removed_n += 1
-        moved: list[int] = []  # positions whose thread place may have changed
-        for doc in put:
-            pos = where.get(doc.id)
-            if pos is None:
-                i = bisect_left(ids, doc.id)
-                lo = key[where[ids[i - 1]]] if i > 0 else None
-                hi = key[where[ids[i]]] if i < len(ids) else None
-                lo = lo if lo is not None else (hi - 2 * _GAP if hi is not None else 0)
-                hi = hi if hi is not None else lo + 2 * _GAP
-                label = (lo + hi) // 2
-                if not lo < label < hi:
-                    return None
-                pos = len(prepared)
-                prepared.append(prepare(doc, params))
-                key.append(label)
-                ids.insert(i, doc.id)
-                where[doc.id] = pos
-                add(pos, prepared[pos])
-            else:
-                old = prepared[pos]
-                if old.doc is doc:
-                    continue
-                if doc.cache_key is not None and doc.cache_key == old.doc.cache_key:
-                    if old.doc.thread and place.get((old.doc.thread, old.doc.seq)) == pos:
-                        del place[(old.doc.thread, old.doc.seq)]
-                    prepared[pos] = old if old.doc == doc else replace(old, doc=doc)
-                else:
-                    drop(pos, old)
-                    prepared[pos] = prepare(doc, params)
-                    add(pos, prepared[pos])
-            moved.append(pos)
-        for pos in moved:
-            doc = prepared[pos].doc
-            if doc.thread:
-                place[(doc.thread, doc.seq)] = pos
-        if removed_n > max(64, len(where) // 4):
-            return None  # many dead positions: the caller builds afresh
-        raw = dict(self._raw)
-        by_key = key.__getitem__
-        for term in gone.keys() | came.keys():
-            plist, flist = raw.get(term, ([], []))
-            plist, flist = list(plist), list(flist)
-            for pos in gone.get(term, ()):
-                i = bisect_left(plist, key[pos], key=by_key)
-                del plist[i], flist[i]
-            for pos, tf in came.get(term, ()):
-                i = bisect_left(plist, key[pos], key=by_key)
-                plist.insert(i, pos)
-                flist.insert(i, tf)
-            if plist:
-                raw[term] = (plist, flist)
-            else:
-                raw.pop(term, None)
         index = PoolIndex.__new__(PoolIndex)
         index._filter = None
-        index._ids = ids
-        index._removed = removed_n
-        live = tuple(where.values())
-        index._finish(params, prepared, key, where, live, raw, df, total, counted, place)
+        index._ids = parts.ids
+        index._removed = parts.removed
+        live = tuple(parts.where.values())
+        index._finish(
+            self.params,
+            parts.prepared,
+            parts.key,
+            parts.where,
+            live,
+            parts.raw,
+            parts.df,
+            parts.total,
+            parts.counted,
+            parts.place,
+        )
         return index
 
     @property

@@ -2,15 +2,20 @@
 
 Each store keeps, per owner, the owner's visible active records with their ranking documents
 and, built on first use, a :class:`~memory_graph.recall.candidates.PoolIndex` (prepared
-documents, postings and statistics); after a write the new pool's index is the previous one
-updated with the changed records (:meth:`~memory_graph.recall.candidates.PoolIndex.updated`),
-not a rebuild. Every recall starts with one small statement (:func:`pool_op`) that reads the owner's
-four identity stamps (``mg_recall_stamp``, schema v7). An unchanged pool therefore costs one
-round trip and is ranked without re-reading it; a changed one costs a second statement that
-reads the stamps again and, in the same snapshot, the rows whose ``rseq`` is newer than the
-stamps the pool holds; a write in any process is seen by the
-next recall in every process, because a write takes its identity's next stamp under a row
-lock held to commit (stamps commit in order, so no row newer than a stamp read can be missed).
+documents, postings and statistics); after a write the new pool keeps, with each view of the
+pool it replaced, the ids that changed since, and its view is derived from that one
+(:meth:`_View.derived`, :meth:`~memory_graph.recall.candidates.PoolIndex.changed`): the cost
+follows the changed records and their threads, not the pool. Many changes (over an eighth
+of the pool), no previous view or an index that needs compacting fall back to a build
+(which still reuses the prepared documents,
+:meth:`~memory_graph.recall.candidates.PoolIndex.updated`). Every recall starts with one small
+statement (:func:`pool_op`) that reads the owner's four identity stamps (``mg_recall_stamp``,
+schema v7). An unchanged pool therefore costs one round trip and is ranked without
+re-reading it; a changed one costs a second statement that reads the stamps again and, in the
+same snapshot, the rows whose ``rseq`` is newer than the stamps the pool holds; a write in
+any process is seen by the next recall in every process, because a write takes its identity's
+next stamp under a row lock held to commit (stamps commit in order, so no row newer than a
+stamp read can be missed).
 A delete, a row leaving its identity, or stamps that went backwards (a restored database)
 make the next recall reload the owner's pool in full.
 
@@ -269,9 +274,7 @@ class OwnerPool:
         self.stamps = dict(stamps)
         self._views: dict[tuple[str, ...], _View] = {}
         # Views of earlier pools not yet replaced here, each with the ids that changed since.
-        self._previous: dict[tuple[str, ...], tuple[_View, frozenset[str]]] = dict(
-            previous or {}
-        )
+        self._previous: dict[tuple[str, ...], tuple[_View, frozenset[str]]] = dict(previous or {})
         self._claims: dict[str, list[Record]] | None = None
         self._lock = threading.Lock()
         # Rendered lines by record id, with the record they render (see record_lines).
