@@ -205,3 +205,36 @@ def test_an_index_changed_in_place_ranks_like_a_fresh_one() -> None:
                 fresh.docs[p].id for p in fresh.select(qt, depth=30)
             ], (step, q)
     assert index.changed([replace(docs[min(docs)], confidence=0.5)], []) is not None
+
+
+def test_an_index_that_cannot_change_in_place_says_so() -> None:
+    from memory_graph.recall.candidates import PoolIndex
+
+    docs = [note(f"{i:03d}", f"note {w}") for i, w in enumerate(WORDS)]
+    extra = [note("005a", "note tea")]
+    assert PoolIndex(docs[::-1]).changed(extra, []) is None  # not given in id order
+    assert PoolIndex([*docs, docs[-1]]).changed(extra, []) is None  # a repeated id
+    assert PoolIndex(docs, stats_filter=lambda d: True).changed(extra, []) is None
+    assert PoolIndex(docs).changed(extra, ["999", "000", "000"]) is not None  # unknown, twice
+
+
+def test_tie_keys_run_out_between_two_ids_and_the_index_says_so() -> None:
+    from memory_graph.recall.candidates import PoolIndex
+    from memory_graph.recall.rank import query_terms
+
+    docs = {rid: note(rid, "note tea") for rid in ("a", "b")}
+    index = PoolIndex(sorted(docs.values(), key=lambda d: d.id))
+    refused = 0
+    for k in range(1, 50):  # "a" < "a0" < "a00" < ... < "b": each lands right after the last
+        d = note("a" + "0" * k, "note tea")
+        docs[d.id] = d
+        fresh = PoolIndex(sorted(docs.values(), key=lambda d: d.id))
+        got = index.changed([d], [])
+        if got is None:
+            refused += 1
+            got = fresh
+        index = got
+        order = [fresh.docs[p].id for p in fresh.candidates(query_terms("tea"), depth=60)]
+        assert [index.docs[p].id for p in index.candidates(query_terms("tea"), depth=60)] == order
+        assert order == sorted(docs)  # equal scores: ties in id order
+    assert refused >= 1

@@ -306,7 +306,9 @@ class PoolIndex:
         order, has a statistics filter, would leave many removed positions, or a new
         document finds no free tie key between its neighbours.
         """
-        ids = self._sorted_ids() if self._filter is None else None
+        if self._filter is not None or len(self._where) + self._removed != len(self.prepared):
+            return None  # a statistics filter, or a build that repeated an id
+        ids = self._sorted_ids()
         if ids is None:
             return None
         parts = apply_delta(
