@@ -365,11 +365,17 @@ class PoolIndex:
         """The position of a live document, ``None`` when it is not in the index."""
         return self._where.get(doc_id)
 
-    def _norm(self, pos: int) -> float:
-        """The BM25 length normalisation ``k1 * (1 - b + b * |D| / avgdl)`` of a document."""
-        p, params = self.prepared[pos], self.params
-        b = params.b_cjk if p.cjk else params.b
-        return params.k1 * (1.0 - b + b * p.dl / self._mean)
+    def _norms(self, positions: Iterable[int]) -> list[float]:
+        """The BM25 length normalisations ``k1 * (1 - b + b * |D| / avgdl)`` of documents
+        (computed when read: ``avgdl`` moves with every write, the documents do not)."""
+        prepared, params, mean = self.prepared, self.params, self._mean
+        k1, b, b_cjk = params.k1, params.b, params.b_cjk
+        return [
+            k1 * (1.0 - bd + bd * p.dl / mean)
+            for q in positions
+            for p in (prepared[q],)
+            for bd in (b_cjk if p.cjk else b,)
+        ]
 
     def prepared_by_key(self) -> dict[str, Prepared]:
         """The prepared documents that have a cache key, by key (for ``reuse``)."""
@@ -384,18 +390,17 @@ class PoolIndex:
         if entry is None:
             return None
         plist, flist = entry
-        norm = {q: self._norm(q) for q in plist}
+        norm = self._norms(plist)  # by index in plist
         if len(plist) > POSTINGS_READ:  # by descending impact tf / (tf + norm), then order
-            order = sorted(
-                range(len(plist)), key=lambda i: (-flist[i] / (flist[i] + norm[plist[i]]), i)
-            )
+            order = sorted(range(len(plist)), key=lambda i: (-flist[i] / (flist[i] + norm[i]), i))
             plist = [plist[i] for i in order]
             flist = [flist[i] for i in order]
-        head = zip(plist[:POSTINGS_READ], flist[:POSTINGS_READ], strict=True)
+            norm = [norm[i] for i in order]
+        head = zip(norm[:POSTINGS_READ], flist[:POSTINGS_READ], strict=True)
         found = self._read[term] = _Posting(
             array("l", plist),
             array("l", flist[:POSTINGS_READ]),
-            array("d", [f + norm[q] for q, f in head]),
+            array("d", [f + nq for nq, f in head]),
         )
         return found
 
@@ -514,17 +519,18 @@ class PoolIndex:
         idf = self.stats.idf
         items = [(t, w * idf(t)) for t, w in query.weights.items()]
         total = sum(wi for _t, wi in items) or 1.0
-        k1p, gamma, norm, key = params.k1 + 1.0, params.gamma, self._norm, self._key
+        k1p, gamma, key = params.k1 + 1.0, params.gamma, self._key
         scored = []
         for pos in set(inside):
             if allow is not None and not allow(pos):
                 continue
             get = self.prepared[pos].counts.get
+            norm = self._norms((pos,))[0]
             bm = cov = 0.0
             for term, wi in items:
                 tf = get(term, 0)
                 if tf:
-                    bm += wi * tf * k1p / (tf + norm(pos))
+                    bm += wi * tf * k1p / (tf + norm)
                     cov += wi
             if bm > 0:
                 scored.append((bm * (1.0 + gamma * (cov / total) ** 2), -key[pos], pos))
