@@ -16,7 +16,9 @@ depends on its terms' postings, not on the pool size. In a pool larger than
 terms still count in the re-rank.
 
 A write does not rebuild the index: :meth:`PoolIndex.updated` re-prepares only the changed
-documents and rebuilds only their terms' postings; a term's read form (its postings by
+documents and rebuilds only their terms' postings, and :meth:`PoolIndex.changed` does the
+same from the changed documents alone (no walk over the pool: tie keys leave gaps, so a new
+document takes a key between its neighbours'); a term's read form (its postings by
 impact, with their BM25 denominators, as flat arrays) is built when a query first reads it.
 """
 
@@ -29,6 +31,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 
+from ._delta import _GAP, Base, apply_delta
 from .dates import Window
 from .rank import (
     DEFAULT_PARAMS,
@@ -110,17 +113,18 @@ class PoolIndex:
 
     __slots__ = (
         "_dated",
+        "_docs",
         "_filter",
+        "_ids",
         "_key",
         "_live",
-        "_norm",
+        "_mean",
         "_place",
         "_raw",
         "_read",
         "_removed",
         "_total",
         "_where",
-        "docs",
         "params",
         "prepared",
         "stats",
@@ -160,7 +164,9 @@ class PoolIndex:
         where = {p.doc.id: pos for pos, p in enumerate(prepared)}
         every = range(len(prepared))
         self._removed = 0
-        self._finish(params, prepared, list(every), where, every, raw, df, total, counted)
+        self._ids: list[str] | None = None
+        key = list(range(0, len(prepared) * _GAP, _GAP))
+        self._finish(params, prepared, key, where, every, raw, df, total, counted)
 
     def _finish(
         self,
@@ -173,25 +179,23 @@ class PoolIndex:
         df: dict[str, int],
         total: int,
         counted: int,
+        place: dict[tuple[str, int], int] | None = None,
     ) -> None:
         self.params = params
         self.prepared = tuple(prepared)
-        self.docs = tuple(p.doc for p in self.prepared)
+        self._docs: tuple[Document, ...] | None = None
         self._key = key  # a position's place in the order of the documents given (ties)
         self._where = where  # a live document's position, by id
         self._raw = raw  # each term's (positions, tfs), in ``key`` order
         self._total = total
         avgdl = total / counted if counted else 1.0
         self.stats = CorpusStats(n_docs=counted, avgdl=avgdl, df=df)
-        k1, b, b_cjk, mean = params.k1, params.b, params.b_cjk, max(avgdl, 1e-9)
-        self._norm = [
-            k1 * (1.0 - bd + bd * p.dl / mean)
-            for p in self.prepared
-            for bd in (b_cjk if p.cjk else b,)
-        ]
-        self._place = {
-            (doc.thread, doc.seq): pos for pos in live if (doc := self.prepared[pos].doc).thread
-        }
+        self._mean = max(avgdl, 1e-9)
+        if place is None:
+            place = {
+                (doc.thread, doc.seq): pos for pos in live if (doc := self.prepared[pos].doc).thread
+            }
+        self._place = place  # a thread place's position
         self._read: dict[str, _Posting] = {}  # read forms, built when a query reads a term
         self._live = live if isinstance(live, range) else tuple(live)
         self._dated: tuple[list[float], list[int]] | None = None  # built on a dated query
@@ -245,7 +249,7 @@ class PoolIndex:
             if pos is None:
                 pos = len(prepared)
                 prepared.append(prepare(doc, params))
-                key.append(k)
+                key.append(k * _GAP)
                 put(pos, prepared[pos])
             else:
                 old = prepared[pos]
@@ -256,7 +260,7 @@ class PoolIndex:
                         drop(pos, old)
                         prepared[pos] = prepare(doc, params)
                         put(pos, prepared[pos])
-                key[pos] = k
+                key[pos] = k * _GAP
             seen[doc.id] = pos
         for rid, pos in where.items():
             if rid not in seen:
@@ -276,13 +280,102 @@ class PoolIndex:
             raw[term] = ([q for q, _f in pairs], [f for _q, f in pairs])
         index = PoolIndex.__new__(PoolIndex)
         index._filter = None
+        index._ids = None
         index._removed = len(prepared) - len(seen)
         index._finish(params, prepared, key, seen, seen.values(), raw, df, total, counted)
         return index
 
+    def _sorted_ids(self) -> list[str] | None:
+        """The live ids in order, when the documents were given in id order (else ``None``)."""
+        ids = self._ids
+        if ids is None:
+            where, key = self._where, self._key
+            ids = sorted(where)
+            if any(key[where[a]] >= key[where[b]] for a, b in zip(ids, ids[1:], strict=False)):
+                return None
+            self._ids = ids
+        return ids
+
+    def changed(self, put: Sequence[Document], removed: Iterable[str]) -> PoolIndex | None:
+        """This index after the documents ``put`` (new, or replacing the one with their id)
+        and the removal of the ``removed`` ids, ranking exactly as ``PoolIndex(docs, params)``
+        over the resulting documents in id order would; the cost follows the changed
+        documents and their terms' postings, not the pool (see :mod:`._delta`).
+
+        Returns ``None`` (build afresh) when this index's documents were not given in id
+        order, has a statistics filter, would leave many removed positions, or a new
+        document finds no free tie key between its neighbours.
+        """
+        if self._filter is not None or len(self._where) + self._removed != len(self.prepared):
+            return None  # a statistics filter, or a build that repeated an id
+        ids = self._sorted_ids()
+        if ids is None:
+            return None
+        parts = apply_delta(
+            Base(
+                self.params,
+                self.prepared,
+                self._key,
+                self._where,
+                ids,
+                self._raw,
+                self.stats.df,
+                self._place,
+                self._total,
+                self.stats.n_docs,
+                self._removed,
+            ),
+            put,
+            removed,
+        )
+        if parts is None:
+            return None
+        index = PoolIndex.__new__(PoolIndex)
+        index._filter = None
+        index._ids = parts.ids
+        index._removed = parts.removed
+        live = tuple(parts.where.values())
+        index._finish(
+            self.params,
+            parts.prepared,
+            parts.key,
+            parts.where,
+            live,
+            parts.raw,
+            parts.df,
+            parts.total,
+            parts.counted,
+            parts.place,
+        )
+        return index
+
+    @property
+    def docs(self) -> tuple[Document, ...]:
+        """The documents by position (built when first asked)."""
+        docs = self._docs
+        if docs is None:
+            docs = self._docs = tuple(p.doc for p in self.prepared)
+        return docs
+
     def position(self, doc_id: str) -> int:
         """The position of a live document."""
         return self._where[doc_id]
+
+    def find(self, doc_id: str) -> int | None:
+        """The position of a live document, ``None`` when it is not in the index."""
+        return self._where.get(doc_id)
+
+    def _norms(self, positions: Iterable[int]) -> list[float]:
+        """The BM25 length normalisations ``k1 * (1 - b + b * |D| / avgdl)`` of documents
+        (computed when read: ``avgdl`` moves with every write, the documents do not)."""
+        prepared, params, mean = self.prepared, self.params, self._mean
+        k1, b, b_cjk = params.k1, params.b, params.b_cjk
+        return [
+            k1 * (1.0 - bd + bd * p.dl / mean)
+            for q in positions
+            for p in (prepared[q],)
+            for bd in (b_cjk if p.cjk else b,)
+        ]
 
     def prepared_by_key(self) -> dict[str, Prepared]:
         """The prepared documents that have a cache key, by key (for ``reuse``)."""
@@ -297,18 +390,17 @@ class PoolIndex:
         if entry is None:
             return None
         plist, flist = entry
-        norm = self._norm
+        norm = self._norms(plist)  # by index in plist
         if len(plist) > POSTINGS_READ:  # by descending impact tf / (tf + norm), then order
-            order = sorted(
-                range(len(plist)), key=lambda i: (-flist[i] / (flist[i] + norm[plist[i]]), i)
-            )
+            order = sorted(range(len(plist)), key=lambda i: (-flist[i] / (flist[i] + norm[i]), i))
             plist = [plist[i] for i in order]
             flist = [flist[i] for i in order]
-        head = zip(plist[:POSTINGS_READ], flist[:POSTINGS_READ], strict=True)
+            norm = [norm[i] for i in order]
+        head = zip(norm[:POSTINGS_READ], flist[:POSTINGS_READ], strict=True)
         found = self._read[term] = _Posting(
             array("l", plist),
             array("l", flist[:POSTINGS_READ]),
-            array("d", [f + norm[q] for q, f in head]),
+            array("d", [f + nq for nq, f in head]),
         )
         return found
 
@@ -427,17 +519,18 @@ class PoolIndex:
         idf = self.stats.idf
         items = [(t, w * idf(t)) for t, w in query.weights.items()]
         total = sum(wi for _t, wi in items) or 1.0
-        k1p, gamma, norm, key = params.k1 + 1.0, params.gamma, self._norm, self._key
+        k1p, gamma, key = params.k1 + 1.0, params.gamma, self._key
         scored = []
         for pos in set(inside):
             if allow is not None and not allow(pos):
                 continue
             get = self.prepared[pos].counts.get
+            norm = self._norms((pos,))[0]
             bm = cov = 0.0
             for term, wi in items:
                 tf = get(term, 0)
                 if tf:
-                    bm += wi * tf * k1p / (tf + norm[pos])
+                    bm += wi * tf * k1p / (tf + norm)
                     cov += wi
             if bm > 0:
                 scored.append((bm * (1.0 + gamma * (cov / total) ** 2), -key[pos], pos))

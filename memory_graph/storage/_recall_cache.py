@@ -2,15 +2,20 @@
 
 Each store keeps, per owner, the owner's visible active records with their ranking documents
 and, built on first use, a :class:`~memory_graph.recall.candidates.PoolIndex` (prepared
-documents, postings and statistics); after a write the new pool's index is the previous one
-updated with the changed records (:meth:`~memory_graph.recall.candidates.PoolIndex.updated`),
-not a rebuild. Every recall starts with one small statement (:func:`pool_op`) that reads the owner's
-four identity stamps (``mg_recall_stamp``, schema v7). An unchanged pool therefore costs one
-round trip and is ranked without re-reading it; a changed one costs a second statement that
-reads the stamps again and, in the same snapshot, the rows whose ``rseq`` is newer than the
-stamps the pool holds; a write in any process is seen by the
-next recall in every process, because a write takes its identity's next stamp under a row
-lock held to commit (stamps commit in order, so no row newer than a stamp read can be missed).
+documents, postings and statistics); after a write the new pool keeps, with each view of the
+pool it replaced, the ids that changed since, and its view is derived from that one
+(:meth:`_View.derived`, :meth:`~memory_graph.recall.candidates.PoolIndex.changed`): the cost
+follows the changed records and their threads, not the pool. Many changes (over an eighth
+of the pool), no previous view or an index that needs compacting fall back to a build
+(which still reuses the prepared documents,
+:meth:`~memory_graph.recall.candidates.PoolIndex.updated`). Every recall starts with one small
+statement (:func:`pool_op`) that reads the owner's four identity stamps (``mg_recall_stamp``,
+schema v7). An unchanged pool therefore costs one round trip and is ranked without
+re-reading it; a changed one costs a second statement that reads the stamps again and, in the
+same snapshot, the rows whose ``rseq`` is newer than the stamps the pool holds; a write in
+any process is seen by the next recall in every process, because a write takes its identity's
+next stamp under a row lock held to commit (stamps commit in order, so no row newer than a
+stamp read can be missed).
 A delete, a row leaving its identity, or stamps that went backwards (a restored database)
 make the next recall reload the owner's pool in full.
 
@@ -21,7 +26,7 @@ from __future__ import annotations
 
 import json
 import threading
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right, insort
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
@@ -83,9 +88,14 @@ def _document(record: Record) -> Document:
 
 
 class _View:
-    """The active records of some sensitivities: their index, entries and thread places."""
+    """The active records of some sensitivities: their index, entries and thread places.
 
-    __slots__ = ("by_kind", "entries", "expiry", "expiry_at", "index", "kinds", "trusts")
+    Built from the chosen entries (in id order), or derived from the previous pool's view
+    by applying the changed records (:meth:`derived`): the cost of a write's next recall
+    then follows the changed records, not the pool.
+    """
+
+    __slots__ = ("_trust_n", "by_kind", "entries", "expiry", "index", "kinds", "threads", "trusts")
 
     def __init__(self, chosen: Sequence[_Entry], previous: _View | None = None) -> None:
         # Thread neighbours: a thread's records in order of observation (then creation, id).
@@ -94,11 +104,13 @@ class _View:
             if e.record.provenance.thread_id:
                 threads.setdefault(e.record.provenance.thread_id, []).append(pos)
         entries = list(chosen)
+        self.threads: dict[str, tuple[str, ...]] = {}
         for thread, members in threads.items():
             members.sort(key=lambda pos: _order(entries[pos].record))
             for seq, pos in enumerate(members):
                 e = entries[pos]
                 entries[pos] = _Entry(e.record, replace(e.doc, thread=thread, seq=seq))
+            self.threads[thread] = tuple(entries[pos].record.id for pos in members)
         # After a write the previous view's index is updated, not rebuilt: records that
         # stay keep their positions and prepared documents (see PoolIndex.updated).
         docs = [e.doc for e in entries]
@@ -118,15 +130,107 @@ class _View:
         for pos, e in sorted(zip(where, entries, strict=True), key=lambda pe: pe[0]):
             self.by_kind.setdefault(e.record.kind, []).append(pos)
         self.kinds = frozenset(self.by_kind)
-        self.trusts = frozenset(e.record.trust for e in entries)
+        self._trust_n: dict[str, int] = {}
+        for e in entries:
+            self._trust_n[e.record.trust] = self._trust_n.get(e.record.trust, 0) + 1
+        self.trusts = frozenset(self._trust_n)
         # Records with an expiry, soonest first: a recall finds the expired ones by bisection.
-        dated = sorted(
+        self.expiry: list[tuple[datetime, int]] = sorted(
             (e.record.expires_at, pos)
             for pos, e in zip(where, entries, strict=True)
             if e.record.expires_at is not None
         )
-        self.expiry_at = [at for at, _pos in dated]
-        self.expiry = [pos for _at, pos in dated]
+
+    @classmethod
+    def derived(
+        cls,
+        prev: _View,
+        pool: Mapping[str, _Entry],
+        sensitivities: Sequence[str],
+        changed: Iterable[str],
+    ) -> _View | None:
+        """``prev`` after the records ``changed`` (ids added, rewritten or gone) took their
+        state in ``pool``: the same view a build over the pool gives (same rankings, kinds,
+        trusts, expiries and thread places), at the cost of the changed records and their
+        threads; ``None`` when the index must be built afresh (see PoolIndex.changed).
+        """
+        old_index = prev.index
+        old: dict[str, _Entry] = {}
+        new: dict[str, _Entry] = {}
+        for rid in changed:
+            pos = old_index.find(rid)
+            if pos is not None:
+                old[rid] = prev.entries[pos]
+            e = pool.get(rid)
+            if e is not None and e.record.sensitivity in sensitivities:
+                new[rid] = e
+        # Threads the change touches are ordered again; their other members may move.
+        touched = {
+            t for e in (*old.values(), *new.values()) if (t := e.record.provenance.thread_id)
+        }
+        threads = dict(prev.threads)
+        put: dict[str, _Entry] = dict(new)
+        for thread in touched:
+            members = [
+                prev.entries[old_index.position(rid)]
+                for rid in prev.threads.get(thread, ())
+                if rid not in old and rid not in new
+            ]
+            members += [e for e in new.values() if e.record.provenance.thread_id == thread]
+            members.sort(key=lambda e: _order(e.record))
+            if members:
+                threads[thread] = tuple(e.record.id for e in members)
+            else:
+                threads.pop(thread, None)
+            for seq, e in enumerate(members):
+                if e.doc.thread != thread or e.doc.seq != seq:
+                    put[e.record.id] = _Entry(e.record, replace(e.doc, thread=thread, seq=seq))
+        gone = [rid for rid in old if rid not in new]
+        index = old_index.changed([e.doc for e in put.values()], gone)
+        if index is None:
+            return None
+        view = cls.__new__(cls)
+        view.index = index
+        view.threads = threads
+        entries = list(prev.entries)
+        by_kind = dict(prev.by_kind)
+        trust_n = dict(prev._trust_n)
+        expiry = list(prev.expiry)
+        copied: set[str] = set()
+
+        def kind_list(kind: str) -> list[int]:
+            if kind not in copied:
+                copied.add(kind)
+                by_kind[kind] = list(by_kind.get(kind, ()))
+            return by_kind[kind]
+
+        for rid, e in old.items():  # the old state of every changed record leaves
+            pos = old_index.position(rid)
+            r = e.record
+            positions = kind_list(r.kind)
+            del positions[bisect_left(positions, pos)]
+            trust_n[r.trust] -= 1
+            if r.expires_at is not None:
+                del expiry[bisect_left(expiry, (r.expires_at, pos))]
+        for rid, e in put.items():
+            pos = index.position(rid)
+            if pos >= len(entries):
+                entries.extend([e] * (pos + 1 - len(entries)))
+            entries[pos] = e
+            if rid not in new:
+                continue  # a thread member that only moved
+            r = e.record
+            insort(kind_list(r.kind), pos)
+            trust_n[r.trust] = trust_n.get(r.trust, 0) + 1
+            if r.expires_at is not None:
+                insort(expiry, (r.expires_at, pos))
+        view.entries = entries
+        view.by_kind = {k: v for k, v in by_kind.items() if v}
+        view.kinds = frozenset(view.by_kind)
+        view._trust_n = {t: n for t, n in trust_n.items() if n}
+        view.trusts = frozenset(view._trust_n)
+        view.expiry = expiry
+        return view
 
     def allow(
         self, kinds: frozenset[str], trusts: frozenset[str], at: datetime
@@ -134,7 +238,8 @@ class _View:
         """Which positions a recall may return: of these kinds and trusts, unexpired at
         ``at``; ``None`` when that is every position (the common case: no per-document test).
         """
-        dead = frozenset(self.expiry[: bisect_right(self.expiry_at, at)])
+        expiry = self.expiry
+        dead = frozenset(pos for _at, pos in expiry[: bisect_right(expiry, (at, _NO_POS))])
         if self.kinds <= kinds and self.trusts <= trusts:
             return None if not dead else (lambda pos: pos not in dead)
         entries = self.entries
@@ -144,6 +249,10 @@ class _View:
             return r.kind in kinds and r.trust in trusts and pos not in dead
 
         return allow
+
+
+_NO_POS = 1 << 62
+"""Above every position: ``(at, _NO_POS)`` sorts after every expiry at ``at``."""
 
 
 def _order(record: Record) -> tuple[Any, ...]:
@@ -159,14 +268,14 @@ class OwnerPool:
         self,
         entries: Mapping[str, _Entry],
         stamps: _Stamps,
-        previous: Mapping[tuple[str, ...], _View] | None = None,
+        previous: Mapping[tuple[str, ...], tuple[_View, frozenset[str]]] | None = None,
         lines: Mapping[str, tuple[Record, tuple[str, ...]]] | None = None,
     ) -> None:
         self.entries = dict(entries)
         self.stamps = dict(stamps)
         self._views: dict[tuple[str, ...], _View] = {}
-        # The views of the pool this one replaced (one generation at most): reused documents.
-        self._previous: dict[tuple[str, ...], _View] = dict(previous or {})
+        # Views of earlier pools not yet replaced here, each with the ids that changed since.
+        self._previous: dict[tuple[str, ...], tuple[_View, frozenset[str]]] = dict(previous or {})
         self._claims: dict[str, list[Record]] | None = None
         self._lock = threading.Lock()
         # Rendered lines by record id, with the record they render (see record_lines).
@@ -175,24 +284,27 @@ class OwnerPool:
     def applied(self, rows: Iterable[Mapping[str, Any]], stamps: _Stamps) -> OwnerPool:
         """A new pool with ``rows`` (newer versions, or rows that left the active set)."""
         entries = dict(self.entries)
+        changed: set[str] = set()
         for row in rows:
             rid = str(row["id"])
             if row["status"] != "active":
-                entries.pop(rid, None)
+                if entries.pop(rid, None) is not None:
+                    changed.add(rid)
                 continue
             old = entries.get(rid)
             record = record_from_row(row)
             if old is not None and old.record == record:
                 continue
             entries[rid] = _Entry(record, _document(record))
+            changed.add(rid)
+        delta = frozenset(changed)
         with self._lock:
-            previous = {**self._previous, **self._views}
+            previous = {k: (v, ids | delta) for k, (v, ids) in self._previous.items()}
+            previous.update((k, (v, delta)) for k, v in self._views.items())
         # Rendered lines carry over for the records that stay (the very same objects).
-        lines = {
-            rid: held
-            for rid, held in dict(self._lines).items()
-            if (e := entries.get(rid)) is not None and e.record is held[0]
-        }
+        lines = dict(self._lines)
+        for rid in delta:
+            lines.pop(rid, None)
         return OwnerPool(entries, stamps, previous, lines)
 
     def record_lines(self, record: Record) -> tuple[str, ...]:
@@ -220,11 +332,15 @@ class OwnerPool:
         with self._lock:
             found = self._views.get(key)
             if found is None:
-                chosen = sorted(
-                    (e for e in self.entries.values() if e.record.sensitivity in key),
-                    key=lambda e: e.record.id,
-                )
-                found = _View(chosen, self._previous.pop(key, None))
+                prev, changed = self._previous.pop(key, (None, frozenset[str]()))
+                if prev is not None and len(changed) <= max(8, len(self.entries) // 8):
+                    found = _View.derived(prev, self.entries, key, changed)
+                if found is None:
+                    chosen = sorted(
+                        (e for e in self.entries.values() if e.record.sensitivity in key),
+                        key=lambda e: e.record.id,
+                    )
+                    found = _View(chosen, prev)
                 self._views[key] = found
         return found
 
