@@ -51,6 +51,9 @@ def write_between(request: pytest.FixtureRequest, pg_dsn: str) -> Iterator[Any]:
     store.setup()
     loop = asyncio.new_event_loop()
     astore = loop.run_until_complete(AsyncMemoryStore.open(pg_dsn, max_size=2))
+    # The write under test belongs to a store that has not written the key (its KnownPrefs
+    # is empty), so it reads the row; the other writer is ``store``.
+    mine = MemoryStore.open(pg_dsn, max_size=1)
 
     def op(value: str, at: int, between: Callable[[], None]) -> Op[Any]:
         body = W.set_preference(
@@ -62,7 +65,7 @@ def write_between(request: pytest.FixtureRequest, pg_dsn: str) -> Iterator[Any]:
             source_event_id=None,
             expires_at=None,
             updated_at=_at(at),
-            store=store,
+            store=mine,
         )
         return _interleaved(body, between)
 
@@ -82,6 +85,7 @@ def write_between(request: pytest.FixtureRequest, pg_dsn: str) -> Iterator[Any]:
     finally:
         loop.run_until_complete(astore.close())
         loop.close()
+        mine.close()
         store.close()
 
 
@@ -217,3 +221,143 @@ def test_racing_writers_lose_nothing_and_write_nothing_twice(pg_dsn: str) -> Non
 def _owner_of(at: int, threads: int) -> Owner:
     i, j = (at - 1) % threads, (at - 1) // threads
     return (ALICE, BOB)[(i + j) % 2]
+
+
+# --- the remembered row (storage/_known.py) ---------------------------------------------------
+# A store remembers the row each of its preference writes left and decides its next write of
+# the key from it, without reading. Another writer (a second store here, as another process
+# would be) changes the row in between: the write must still end as a write with no memory
+# would, because the commit statement is gated on everything the decision used.
+
+
+@pytest.fixture
+def two(pg_dsn: str) -> Iterator[tuple[MemoryStore, MemoryStore]]:
+    """``(mine, other)``: two stores on one database, each with its own remembered rows."""
+    with MemoryStore.open(pg_dsn, max_size=2) as mine, MemoryStore.open(pg_dsn) as other:
+        mine.setup()
+        yield mine, other
+
+
+def _remembered(store: MemoryStore) -> int:
+    return len(store._known_prefs)
+
+
+def test_a_remembered_row_another_store_changed_is_not_trusted(
+    two: tuple[MemoryStore, MemoryStore], pg_dsn: str
+) -> None:
+    mine, other = two
+    mine.set_preference(ALICE, "tone", "formal", updated_at=_at(1))
+    assert _remembered(mine) == 1
+    other.set_preference(ALICE, "tone", "brief", updated_at=_at(2))
+    res = mine.set_preference(ALICE, "tone", "casual", updated_at=_at(3))
+    assert (res.status, res.revision, res.previous_value) == ("UPDATED", 3, "brief")
+    assert _tone(mine) == ("casual", 3)
+    with psycopg.connect(pg_dsn) as conn:  # the audit's "before" is the row as it was
+        befores = [
+            r[0]["value"]
+            for r in conn.execute(
+                "SELECT before FROM mg_audit WHERE target_kind = 'preference' AND before "
+                "IS NOT NULL ORDER BY seq"
+            )
+        ]
+    assert befores == ["formal", "brief"]
+    assert _proposals(pg_dsn) == {"approved": 3}
+
+
+def test_a_remembered_row_does_not_hide_a_later_write_elsewhere(
+    two: tuple[MemoryStore, MemoryStore], pg_dsn: str
+) -> None:
+    mine, other = two
+    mine.set_preference(ALICE, "tone", "formal", updated_at=_at(1))
+    other.set_preference(ALICE, "tone", "brief", updated_at=_at(5))
+    with pytest.raises(StaleWriteError):
+        mine.set_preference(ALICE, "tone", "casual", updated_at=_at(3))
+    assert _tone(mine) == ("brief", 2)
+    assert _proposals(pg_dsn) == {"approved": 2}
+
+
+def test_a_remembered_value_is_not_reported_unchanged_after_it_changed_elsewhere(
+    two: tuple[MemoryStore, MemoryStore],
+) -> None:
+    mine, other = two
+    mine.set_preference(ALICE, "tone", "casual", updated_at=_at(1))
+    other.set_preference(ALICE, "tone", "brief", updated_at=_at(2))
+    res = mine.set_preference(ALICE, "tone", "casual", updated_at=_at(3))
+    assert (res.status, res.revision, res.previous_value) == ("UPDATED", 3, "brief")
+    assert _tone(mine) == ("casual", 3)
+
+
+@pytest.mark.parametrize(
+    ("change", "value", "expected"),
+    [
+        # The row changed at the same version (as after a rolled-back write and another
+        # one: the version alone is not proof). Each write must end as it would unremembered.
+        ("content = 'brief'", "casual", ("UPDATED", 2, "casual")),
+        ("source = 'import'", "casual", ("UPDATED", 2, "casual")),
+        ("source_event_id = 'evt-9'", "casual", ("UPDATED", 2, "casual")),
+        ("expires_at = updated_at + interval '1 day'", "casual", ("UPDATED", 2, "casual")),
+        ("updated_at = updated_at + interval '1 hour'", "brief", "stale"),
+        ("status = 'removed'", "casual", ("CREATED", 2, "casual")),
+    ],
+)
+def test_a_row_changed_without_a_new_version_is_decided_from_the_database(
+    two: tuple[MemoryStore, MemoryStore], pg_dsn: str, change: str, value: str, expected: Any
+) -> None:
+    mine, _ = two
+    mine.set_preference(ALICE, "tone", "casual", updated_at=_at(1))
+    with psycopg.connect(pg_dsn) as conn:
+        conn.execute(f"UPDATE mg_records SET {change} WHERE kind = 'preference'")
+    if expected == "stale":
+        with pytest.raises(StaleWriteError):
+            mine.set_preference(ALICE, "tone", value, updated_at=_at(3))
+        assert _remembered(mine) == 0
+        return
+    res = mine.set_preference(ALICE, "tone", value, updated_at=_at(3))
+    assert (res.status, res.revision, res.value) == expected
+    assert _tone(mine) == (expected[2], expected[1])
+
+
+def test_deleting_or_erasing_forgets_the_remembered_rows(
+    two: tuple[MemoryStore, MemoryStore],
+) -> None:
+    mine, _ = two
+    mine.set_preference(ALICE, "tone", "casual", updated_at=_at(1))
+    mine.set_preference(ALICE, "lang", "en", updated_at=_at(1))
+    mine.set_preference(BOB, "tone", "brief", updated_at=_at(1))
+    assert _remembered(mine) == 3
+    mine.delete_preference(ALICE, "lang")
+    assert _remembered(mine) == 2
+    mine.forget_user(ALICE)
+    assert _remembered(mine) == 1  # only BOB's row; no value of an erased user stays here
+    assert mine.get_preferences(ALICE) == []
+
+
+def test_the_async_store_remembers_and_checks_the_same_way(pg_dsn: str) -> None:
+    async def go() -> None:
+        async with await AsyncMemoryStore.open(pg_dsn) as mine:
+            await mine.setup()
+            with MemoryStore.open(pg_dsn) as other:
+                await mine.set_preference(ALICE, "tone", "casual", updated_at=_at(1))
+                assert len(mine._known_prefs) == 1
+                other.set_preference(ALICE, "tone", "brief", updated_at=_at(2))
+                res = await mine.set_preference(ALICE, "tone", "casual", updated_at=_at(3))
+                assert (res.status, res.revision, res.previous_value) == ("UPDATED", 3, "brief")
+
+    asyncio.run(go())
+
+
+def test_remembered_rows_are_bounded() -> None:
+    from memory_graph.storage._known import KnownPrefs
+
+    known = KnownPrefs(size=3)
+    for i in range(5):
+        known.put(("s", "a", "w", f"k{i}"), {"id": str(i)})
+    assert len(known) == 3
+    assert known.get(("s", "a", "w", "k0")) is None
+    assert known.get(("s", "a", "w", "k4")) == {"id": "4"}
+    known.put(("s", "a", "w", "k2"), {"id": "2b"})  # a rewrite is the newest again
+    known.put(("s", "a", "w", "k5"), {"id": "5"})
+    assert known.get(("s", "a", "w", "k2")) == {"id": "2b"}
+    assert known.get(("s", "a", "w", "k3")) is None
+    known.forget("s")
+    assert len(known) == 0

@@ -15,6 +15,7 @@ from ..recall.hybrid import model_key, vector_literal
 from ..recall.plan import plan_queries
 from ..validate import aware
 from ._driver import PoolOptions
+from ._known import KnownPrefs
 from ._recall_cache import RecallCache
 from ._search import SearchArgs, validate_search_args
 
@@ -64,6 +65,7 @@ class StoreBase:
         # opened for this store (nodes.open_checkpointer) uses the same ones.
         self._pool_options = PoolOptions()
         self._recall = RecallCache()
+        self._known_prefs = KnownPrefs()
         if embeddings is not None and not all(
             callable(getattr(embeddings, m, None))
             for m in ("embed_query", "embed_documents", "aembed_query", "aembed_documents")

@@ -96,14 +96,18 @@ class Contended(Exception):
     """
 
 
-@dataclass(frozen=True)
+@dataclass
 class Locked:
     """A target already read under its lock in this transaction (``row`` may be ``None``).
 
     A trusted write reads its target once, when it proposes, and hands it to the apply op.
+    An optimistic preference write reads it without the lock (or takes it from
+    :class:`._known.KnownPrefs`), and its apply op sets ``written``: the row as the write
+    leaves it once its gated statement commits.
     """
 
     row: Any
+    written: Any = None
 
 
 def lock(*parts: str) -> Op[None]:

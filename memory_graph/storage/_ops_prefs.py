@@ -94,6 +94,30 @@ _PREF_VALUES = (
 )
 
 
+def _same_row(ident: Identity, key: str, row: dict[str, Any]) -> tuple[str, tuple[Any, ...]]:
+    """A ``WHERE`` condition: the key's row is still ``row`` in everything a write decides on."""
+    return (
+        "scope_id = %s AND id = %s AND agent_key = %s AND workspace_key = %s "
+        "AND kind = 'preference' AND key = %s AND version = %s AND status = 'active' "
+        "AND content = %s AND source IS NOT DISTINCT FROM %s::text "
+        "AND source_event_id IS NOT DISTINCT FROM %s::text "
+        "AND expires_at IS NOT DISTINCT FROM %s::timestamptz AND updated_at = %s",
+        (
+            ident.scope_id,
+            str(row["id"]),
+            ident.agent_key,
+            ident.workspace_key,
+            key,
+            int(row["version"]),
+            row["content"],
+            row["source"],
+            row["source_event_id"],
+            row["expires_at"],
+            row["updated_at"],
+        ),
+    )
+
+
 def lock_preference(ident: Identity, key: str) -> Op[None]:
     """The advisory lock serialising writes of one (identity, preference key)."""
     yield from lock("pref", ident.scope_id, ident.agent_key, ident.workspace_key, key)
@@ -131,15 +155,18 @@ def apply_set_preference(
     ):
         # A removed key, or an identity near its capacity (counted exactly under the lock).
         raise Contended("this write needs the lock")
-    # The optimistic compare-and-set: the row as read, still at the version read.
-    same = "scope_id = %s AND id = %s AND version = %s AND status = 'active'"
-    same_params = (ident.scope_id, str(found["id"]), current)
+    # The optimistic compare-and-set: the row still exactly as read (or as remembered by
+    # KnownPrefs): every field the decision below uses, not only the version, so a stale
+    # remembered row never decides a write.
+    same, same_params = _same_row(ident, key, row) if optimistic and row else ("", ())
     if state is not None and (
         state["value"] == value
         and state["source"] == ctx.source
         and state["expires_at"] == exp
         and state["source_event_id"] == ev.get("source_event_id")
     ):
+        if locked is not None:
+            locked.written = row
         return Outcome(
             "approved",
             "UNCHANGED",
@@ -243,6 +270,18 @@ def apply_set_preference(
         "updated_at": updated_at,
         "revision": version,
     }
+    if locked is not None:
+        locked.written = {
+            "id": rid,
+            "status": "active",
+            "version": version,
+            "content": value,
+            "source": ctx.source,
+            "source_event_id": ev.get("source_event_id"),
+            "expires_at": exp,
+            "updated_at": updated_at,
+            "active_n": None,
+        }
     return Outcome(
         "approved",
         status,

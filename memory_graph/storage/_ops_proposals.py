@@ -39,6 +39,7 @@ from ._commit import (
     statement,
 )
 from ._driver import BEGIN, Op, Query
+from ._known import KnownPrefs, pref_key
 from ._ops_prefs import (
     apply_delete_preference,
     apply_patch_profile,
@@ -346,6 +347,7 @@ def trusted_write_op(
     clock: Clock,
     limits: Limits,
     optimistic: bool = False,
+    known: KnownPrefs | None = None,
 ) -> Op[CommitResult]:
     """A programmatic write: propose + approve (actor ``api``) in one transaction.
 
@@ -353,6 +355,8 @@ def trusted_write_op(
     target without a lock, then commit in one statement gated on it being unchanged; if it
     changed, or the write needs the lock (a new key, a conflict), open a transaction
     (:data:`BEGIN`) and write under the lock. Either way one proposal is committed.
+    ``known`` (a store's :class:`._known.KnownPrefs`) keeps the row each preference write
+    leaves, and an optimistic write takes its target from there instead of reading it.
 
     Raises:
         StaleWriteError: a preference write whose ``updated_at`` is not newer (nothing changes).
@@ -361,10 +365,13 @@ def trusted_write_op(
     write = (owner, operation, args, level, target_id, base_version, evidence, clock, limits)
     if optimistic:
         try:
-            return (yield from _trusted_write(*write, optimistic=True))
+            return (yield from _trusted_write(*write, optimistic=True, known=known))
         except Contended:
+            if known is not None:
+                ident = owner.identity(v.identity_level(level))
+                known.drop(pref_key(ident, v.normalize_preference_key(args.get("key"))))
             yield BEGIN
-    return (yield from _trusted_write(*write))
+    return (yield from _trusted_write(*write, known=known))
 
 
 def _trusted_write(
@@ -379,6 +386,7 @@ def _trusted_write(
     limits: Limits,
     *,
     optimistic: bool = False,
+    known: KnownPrefs | None = None,
 ) -> Op[CommitResult]:
     # Lock the target first so the base version read by propose is the one committed against.
     if optimistic:
@@ -415,6 +423,7 @@ def _trusted_write(
         lock_target=True,
         fresh=True,
         optimistic=optimistic,
+        known=known,
     )
     if inserted:
         # This transaction created the row: no one else can see it, so it needs no row lock;
@@ -437,6 +446,13 @@ def _trusted_write(
         res = yield from decide_op(
             owner, row["id"], "approve", actor="api", clock=fixed, limits=limits
         )
+    if known is not None and operation in ("set_preference", "delete_preference"):
+        # The row this write left (a hint, checked by the next write's gate: _known.py).
+        key = pref_key(identity_from_row(row), row["target_id"])
+        if operation == "set_preference" and locked is not None and locked.written is not None:
+            known.put(key, locked.written)
+        else:
+            known.drop(key)
     if res.status == "conflicted" and operation not in ("replace", "remove"):
         if res.details.get("reason") == "stale":
             raise StaleWriteError(res.message + ": pass a later updated_at")

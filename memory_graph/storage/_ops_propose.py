@@ -21,6 +21,7 @@ from ..errors import ConflictError, IdempotencyConflictError, ScopeError, Valida
 from ..proposals import default_idempotency_key, payload_hash, proposal_id, render_diff
 from ._commit import CommitContext, Locked, audit_row
 from ._driver import Op, Query
+from ._known import KnownPrefs, pref_key
 from ._ops_prefs import pref_row, profile_row
 from ._ops_reads import get_record_op
 from ._ops_records import locked_record
@@ -96,6 +97,7 @@ def _before(
     now: datetime,
     lock_target: bool,
     optimistic: bool = False,
+    known: KnownPrefs | None = None,
 ) -> Op[tuple[Identity, str | None, int | None, dict[str, Any] | None, Locked | None]]:
     """Resolve (identity, target_id, current version, current state) at propose time.
 
@@ -104,7 +106,8 @@ def _before(
     and its audit rows are visible exactly to those who see the target. With ``lock_target``
     (a trusted write, which holds the target's advisory lock) the target is read locked, as
     its apply op needs it, and returned too; ``optimistic`` reads a preference without the
-    lock (see :func:`._ops_prefs.apply_set_preference`).
+    lock (see :func:`._ops_prefs.apply_set_preference`), or takes the row ``known`` holds for
+    the key without reading it (:mod:`._known`).
     """
     if operation in ("set_preference", "delete_preference"):
         ident = _new_write_identity(owner, operation, level)
@@ -117,7 +120,9 @@ def _before(
         locked: Locked | None = None
         if lock_target:
             count = operation == "set_preference"
-            found = yield from pref_row(ident, key, now, count=count, lock=not optimistic)
+            found = known.get(pref_key(ident, key)) if optimistic and known else None
+            if found is None:
+                found = yield from pref_row(ident, key, now, count=count, lock=not optimistic)
             row = found if found["id"] is not None else None
             locked = Locked(found)
         else:
@@ -221,6 +226,7 @@ def propose_row(
     lock_target: bool = False,
     fresh: bool = False,
     optimistic: bool = False,
+    known: KnownPrefs | None = None,
 ) -> Op[Proposed]:
     """:func:`propose_op`, returning the proposal row, whether this call inserted it and,
     with ``lock_target``, the target read under its lock (see :func:`_before`).
@@ -235,7 +241,8 @@ def propose_row(
     it in its decided state (:func:`insert_decided`), so propose adds no statement and no
     round trip to a trusted write (a duplicate id still fails the transaction).
 
-    ``optimistic``: the trusted write holds no lock yet; its target is read without one.
+    ``optimistic``: the trusted write holds no lock yet; its target is read without one (or
+    taken from ``known``, see :func:`_before`).
     """
     op = v.operation(operation)
     if level is not None:
@@ -263,7 +270,7 @@ def propose_row(
         v.expiry(norm["expires_at"], updated_at if op == "set_preference" else max(updated_at, now))
     verdict = guard_args(op, norm, ev)
     ident, target, current, before, locked = yield from _before(
-        owner, level, op, norm, target_id, now, lock_target, optimistic
+        owner, level, op, norm, target_id, now, lock_target, optimistic, known
     )
     base = current if base_version is None else base_version
     key = idempotency_key or default_idempotency_key(

@@ -71,7 +71,8 @@ def set_preference(
     """Seed-semantics preference write (see :func:`._ops_prefs.apply_set_preference`).
 
     Run it in autocommit: an update of a key that is set commits optimistically, in two
-    statements (read, gated commit); anything else opens a transaction and takes the lock.
+    statements (read, gated commit), or in one when the store wrote the key last
+    (:mod:`._known`); anything else opens a transaction and takes the lock.
     """
     args: dict[str, Any] = {"key": key, "value": value}
     if expires_at is not None:
@@ -86,6 +87,7 @@ def set_preference(
         clock=store.clock,
         limits=store.limits,
         optimistic=True,
+        known=store._known_prefs,
     )
     return _pref_result(res)
 
@@ -108,6 +110,7 @@ def delete_preference(
         evidence=ev,
         clock=store.clock,
         limits=store.limits,
+        known=store._known_prefs,
     )
     return _pref_result(res)
 

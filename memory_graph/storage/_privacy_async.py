@@ -58,6 +58,7 @@ class AsyncPrivacyMethods(AsyncStoreShell):
             for tid in await self._run(list_threads_op(owner), autocommit=True):
                 await delete(tid)
         report = await self._run(PV.forget_op(owner.scope_id, now=self._clock()))
+        self._known_prefs.forget(owner.scope_id)
         _log.info(
             "forgot user scope %s: %d rows, %d threads",
             report.scope_id,

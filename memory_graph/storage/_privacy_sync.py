@@ -59,6 +59,7 @@ class PrivacyMethods(StoreShell):
             for tid in self._run(list_threads_op(owner), autocommit=True):
                 delete(tid)
         report = self._run(PV.forget_op(owner.scope_id, now=self._clock()))
+        self._known_prefs.forget(owner.scope_id)
         _log.info(
             "forgot user scope %s: %d rows, %d threads",
             report.scope_id,
