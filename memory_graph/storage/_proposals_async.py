@@ -12,6 +12,7 @@ from typing import Any
 
 from .._identity import IdentityLevel, Owner
 from .._types import CommitResult, DecisionKind, Grant, Operation, Proposal
+from . import _ops_grants as G
 from . import _ops_proposals as P
 from . import _ops_views as V
 from ._ops_rejections import list_expired_op
@@ -115,7 +116,7 @@ class AsyncProposalMethods(AsyncStoreShell):
     ) -> Grant:
         """Create a bounded auto-approval grant for exactly ``owner``."""
         return await self._run(
-            P.create_grant_op(
+            G.create_grant_op(
                 owner,
                 expires_at=expires_at,
                 kinds=kinds,
@@ -128,14 +129,14 @@ class AsyncProposalMethods(AsyncStoreShell):
 
     async def get_grant(self, owner: Owner, grant_id: str) -> Grant:
         """A grant of exactly ``owner``, with its stored usage."""
-        return await self._read(P.get_grant_op(owner, grant_id))
+        return await self._read(G.get_grant_op(owner, grant_id))
 
     async def decide_with_grant(
         self, owner: Owner, proposal_id: str, grant_id: str
     ) -> CommitResult | None:
         """Approve under a grant if it allows; otherwise ``None`` (the proposal stays pending)."""
         return await self._run(
-            P.decide_with_grant_op(
+            G.decide_with_grant_op(
                 owner, proposal_id, grant_id, clock=self._clock, limits=self._limits
             )
         )

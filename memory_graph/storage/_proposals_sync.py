@@ -13,6 +13,7 @@ from typing import Any
 
 from .._identity import IdentityLevel, Owner
 from .._types import CommitResult, DecisionKind, Grant, Operation, Proposal
+from . import _ops_grants as G
 from . import _ops_proposals as P
 from . import _ops_views as V
 from ._ops_rejections import list_expired_op
@@ -116,7 +117,7 @@ class ProposalMethods(StoreShell):
     ) -> Grant:
         """Create a bounded auto-approval grant for exactly ``owner``."""
         return self._run(
-            P.create_grant_op(
+            G.create_grant_op(
                 owner,
                 expires_at=expires_at,
                 kinds=kinds,
@@ -129,14 +130,14 @@ class ProposalMethods(StoreShell):
 
     def get_grant(self, owner: Owner, grant_id: str) -> Grant:
         """A grant of exactly ``owner``, with its stored usage."""
-        return self._read(P.get_grant_op(owner, grant_id))
+        return self._read(G.get_grant_op(owner, grant_id))
 
     def decide_with_grant(
         self, owner: Owner, proposal_id: str, grant_id: str
     ) -> CommitResult | None:
         """Approve under a grant if it allows; otherwise ``None`` (the proposal stays pending)."""
         return self._run(
-            P.decide_with_grant_op(
+            G.decide_with_grant_op(
                 owner, proposal_id, grant_id, clock=self._clock, limits=self._limits
             )
         )
