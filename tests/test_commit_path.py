@@ -8,31 +8,22 @@ pin what the server sees, whatever the client library does.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
 
+import _trips
 import psycopg
 import pytest
 from _stores import T0
-from _wire import RoundTrips, proxied  # the benchmarks' counting proxy (on the path: conftest.py)
+from _trips import RoundTrips
 
 from memory_graph import Owner, StaleWriteError
 
+# Both fixtures from _trips: this module's stores connect through the counting proxy.
+trips = _trips.trips
+pg_dsn = _trips.pg_dsn
+
 ALICE = Owner("alice", agent="helper")
-
-
-@pytest.fixture
-def trips() -> RoundTrips:
-    """Round trips between the ``store`` fixture's pool and the server."""
-    return RoundTrips()
-
-
-@pytest.fixture
-def pg_dsn(pg_dsn: str, trips: RoundTrips) -> Iterator[str]:
-    """The test database, reached through the counting proxy (the stores connect here)."""
-    with proxied(pg_dsn, trips) as (dsn, _):
-        yield dsn
 
 
 def _prefs(store: Any) -> dict[str, str]:

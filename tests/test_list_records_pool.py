@@ -12,26 +12,20 @@ from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
 
+import _trips
 import pytest
 from _stores import T0
-from _wire import RoundTrips, proxied  # the benchmarks' counting proxy (on the path: conftest.py)
+from _trips import RoundTrips
 
 from memory_graph import MemoryStore, Owner
+
+# Both fixtures from _trips: this module's stores connect through the counting proxy.
+trips = _trips.trips
+pg_dsn = _trips.pg_dsn
 
 ALICE = Owner("alice", workspace="/repo", agent="coder")
 ALICE_ELSEWHERE = Owner("alice", workspace="/other", agent="coder")
 BOB = Owner("bob", workspace="/repo", agent="coder")
-
-
-@pytest.fixture
-def trips() -> RoundTrips:
-    return RoundTrips()
-
-
-@pytest.fixture
-def pg_dsn(pg_dsn: str, trips: RoundTrips) -> Iterator[str]:
-    with proxied(pg_dsn, trips) as (dsn, _):
-        yield dsn
 
 
 @pytest.fixture
