@@ -53,6 +53,43 @@ class Parts(NamedTuple):
     removed: int
 
 
+class Tally:
+    """The statistics of a pool whose documents change: document frequencies, total length
+    and document count, and which positions each term lost (``gone``) and gained (``came``,
+    with the term's count there), so that only those terms' postings are rebuilt."""
+
+    def __init__(self, df: Mapping[str, int], total: int, counted: int) -> None:
+        self.df = dict(df)
+        self.total = total
+        self.counted = counted
+        self.gone: dict[str, list[int]] = {}
+        self.came: dict[str, list[tuple[int, int]]] = {}
+
+    def drop(self, pos: int, p: Prepared) -> None:
+        """The document ``p`` at ``pos`` leaves the pool."""
+        df = self.df
+        self.total, self.counted = self.total - p.dl, self.counted - 1
+        for term in p.counts:
+            left = df[term] - 1
+            if left:
+                df[term] = left
+            else:
+                del df[term]
+            self.gone.setdefault(term, []).append(pos)
+
+    def add(self, pos: int, p: Prepared) -> None:
+        """The document ``p`` joins the pool at ``pos``."""
+        df = self.df
+        self.total, self.counted = self.total + p.dl, self.counted + 1
+        for term, tf in p.counts.items():
+            df[term] = df.get(term, 0) + 1
+            self.came.setdefault(term, []).append((pos, tf))
+
+    def terms(self) -> set[str]:
+        """The terms whose postings changed."""
+        return self.gone.keys() | self.came.keys()
+
+
 def apply_delta(base: Base, put: Sequence[Document], removed: Iterable[str]) -> Parts | None:
     """``base`` after ``put`` (new documents, or new versions by id) and ``removed`` (ids);
     ``None`` when many positions would be dead or no tie key is free for a new document."""
@@ -61,31 +98,15 @@ def apply_delta(base: Base, put: Sequence[Document], removed: Iterable[str]) -> 
     where = dict(base.where)
     prepared = list(base.prepared)
     key = list(base.key)
-    df = dict(base.df)
     place = dict(base.place)
-    total, counted, removed_n = base.total, base.counted, base.removed
-    gone: dict[str, list[int]] = {}
-    came: dict[str, list[tuple[int, int]]] = {}
+    removed_n = base.removed
+    tally = Tally(base.df, base.total, base.counted)
+    add = tally.add
 
     def drop(pos: int, p: Prepared) -> None:
-        nonlocal total, counted
-        total, counted = total - p.dl, counted - 1
-        for term in p.counts:
-            left = df[term] - 1
-            if left:
-                df[term] = left
-            else:
-                del df[term]
-            gone.setdefault(term, []).append(pos)
+        tally.drop(pos, p)
         if p.doc.thread and place.get((p.doc.thread, p.doc.seq)) == pos:
             del place[(p.doc.thread, p.doc.seq)]
-
-    def add(pos: int, p: Prepared) -> None:
-        nonlocal total, counted
-        total, counted = total + p.dl, counted + 1
-        for term, tf in p.counts.items():
-            df[term] = df.get(term, 0) + 1
-            came.setdefault(term, []).append((pos, tf))
 
     for rid in removed:
         pos = where.pop(rid, None)
@@ -132,13 +153,13 @@ def apply_delta(base: Base, put: Sequence[Document], removed: Iterable[str]) -> 
         return None  # many dead positions: the caller builds afresh
     raw = dict(base.raw)
     by_key = key.__getitem__
-    for term in gone.keys() | came.keys():
+    for term in tally.terms():
         plist, flist = raw.get(term, ([], []))
         plist, flist = list(plist), list(flist)
-        for pos in gone.get(term, ()):
+        for pos in tally.gone.get(term, ()):
             i = bisect_left(plist, key[pos], key=by_key)
             del plist[i], flist[i]
-        for pos, tf in came.get(term, ()):
+        for pos, tf in tally.came.get(term, ()):
             i = bisect_left(plist, key[pos], key=by_key)
             plist.insert(i, pos)
             flist.insert(i, tf)
@@ -146,4 +167,6 @@ def apply_delta(base: Base, put: Sequence[Document], removed: Iterable[str]) -> 
             raw[term] = (plist, flist)
         else:
             raw.pop(term, None)
-    return Parts(prepared, key, where, ids, raw, df, place, total, counted, removed_n)
+    return Parts(
+        prepared, key, where, ids, raw, tally.df, place, tally.total, tally.counted, removed_n
+    )

@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 
-from ._delta import _GAP, Base, apply_delta
+from ._delta import _GAP, Base, Tally, apply_delta
 from .dates import Window
 from .rank import (
     DEFAULT_PARAMS,
@@ -218,29 +218,9 @@ class PoolIndex:
             return PoolIndex(docs, params, stats_filter=self._filter)
         prepared = list(self.prepared)
         key = list(self._key)
-        df = dict(self.stats.df)
-        total, counted = self._total, self.stats.n_docs
-        gone: dict[str, set[int]] = {}
-        came: dict[str, dict[int, int]] = {}
+        tally = Tally(self.stats.df, self._total, self.stats.n_docs)
+        drop, put = tally.drop, tally.add
         seen: dict[str, int] = {}
-
-        def drop(pos: int, p: Prepared) -> None:
-            nonlocal total, counted
-            total, counted = total - p.dl, counted - 1
-            for term in p.counts:
-                left = df[term] - 1
-                if left:
-                    df[term] = left
-                else:
-                    del df[term]
-                gone.setdefault(term, set()).add(pos)
-
-        def put(pos: int, p: Prepared) -> None:
-            nonlocal total, counted
-            total, counted = total + p.dl, counted + 1
-            for term, tf in p.counts.items():
-                df[term] = df.get(term, 0) + 1
-                came.setdefault(term, {})[pos] = tf
 
         for k, doc in enumerate(docs):
             if doc.id in seen:
@@ -268,11 +248,11 @@ class PoolIndex:
         if len(prepared) - len(seen) > max(64, len(seen) // 4):  # compact the positions
             return PoolIndex(docs, params, reuse=self.prepared_by_key())
         raw = dict(self._raw)
-        for term in gone.keys() | came.keys():
-            out = gone.get(term, set())
+        for term in tally.terms():
+            out = set(tally.gone.get(term, ()))
             plist, flist = raw.get(term, ([], []))
             pairs = [(q, f) for q, f in zip(plist, flist, strict=True) if q not in out]
-            pairs += came.get(term, {}).items()
+            pairs += tally.came.get(term, ())
             if not pairs:
                 raw.pop(term, None)
                 continue
@@ -282,7 +262,9 @@ class PoolIndex:
         index._filter = None
         index._ids = None
         index._removed = len(prepared) - len(seen)
-        index._finish(params, prepared, key, seen, seen.values(), raw, df, total, counted)
+        index._finish(
+            params, prepared, key, seen, seen.values(), raw, tally.df, tally.total, tally.counted
+        )
         return index
 
     def _sorted_ids(self) -> list[str] | None:
