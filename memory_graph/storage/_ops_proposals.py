@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from psycopg.types.json import Jsonb
 
@@ -355,32 +355,38 @@ def trusted_write_op(
         StaleWriteError: a preference write whose ``updated_at`` is not newer (nothing changes).
         ConflictError: a preference/profile base changed concurrently (nothing changes).
     """
-    write = (owner, operation, args, level, target_id, base_version, evidence, clock, limits)
+    write = _Write(
+        owner, operation, args, level, target_id, base_version, evidence, clock, limits, known
+    )
     if optimistic:
         try:
-            return (yield from _trusted_write(*write, optimistic=True, known=known))
+            return (yield from _trusted_write(write, optimistic=True))
         except Contended:
             if known is not None:
                 ident = owner.identity(v.identity_level(level))
                 known.drop(pref_key(ident, v.normalize_preference_key(args.get("key"))))
             yield BEGIN
-    return (yield from _trusted_write(*write, known=known))
+    return (yield from _trusted_write(write))
 
 
-def _trusted_write(
-    owner: Owner,
-    operation: str,
-    args: dict[str, Any],
-    level: IdentityLevel | None,
-    target_id: str | None,
-    base_version: int | None,
-    evidence: Any,
-    clock: Clock,
-    limits: Limits,
-    *,
-    optimistic: bool = False,
-    known: KnownPrefs | None = None,
-) -> Op[CommitResult]:
+class _Write(NamedTuple):
+    """One trusted write, as given to :func:`trusted_write_op`."""
+
+    owner: Owner
+    operation: str
+    args: dict[str, Any]
+    level: IdentityLevel | None
+    target_id: str | None
+    base_version: int | None
+    evidence: Any
+    clock: Clock
+    limits: Limits
+    known: KnownPrefs | None
+
+
+def _trusted_write(w: _Write, *, optimistic: bool = False) -> Op[CommitResult]:
+    owner, operation, args, level, limits = w.owner, w.operation, w.args, w.level, w.limits
+    known = w.known
     # Lock the target first so the base version read by propose is the one committed against.
     if optimistic:
         pass  # read without a lock; the commit statement is gated on what was read
@@ -395,7 +401,7 @@ def _trusted_write(
     # One instant for the whole write, read once the lock is held (a write that waited for
     # the lock is later than the one it waited for): the target read at propose time is the
     # one applied.
-    now = clock()
+    now = w.clock()
 
     def fixed() -> datetime:
         return now
@@ -405,10 +411,10 @@ def _trusted_write(
         operation,
         args,
         level=level,
-        target_id=target_id,
-        base_version=base_version,
+        target_id=w.target_id,
+        base_version=w.base_version,
         idempotency_key=f"api:{uuid.uuid4().hex}",
-        evidence=evidence,
+        evidence=w.evidence,
         thread_id=None,
         ttl=None,
         clock=fixed,
