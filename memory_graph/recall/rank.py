@@ -4,7 +4,10 @@ Tokens come from :func:`memory_graph.tokenize.tokenize`. The ranking layer maps 
 *term* (:func:`term_of`) identically for documents and queries: an ASCII word loses common
 English inflection suffixes (a small, fixed suffix stripper), everything else is kept as is.
 Query terms that are English function words or CJK function characters are ignored; they still
-count towards the document length.
+count towards the document length. So are the words that only say how the answer is to be
+worked out or presented ("以下哪个是最可能的描述", "后缀", "哪个季节";
+:func:`~.terms.answer_form_stripped`). A "how many" question (:func:`~.terms.asks_count`)
+takes no multi-hop pass: it wants every statement of a kind, not what else one of them says.
 
 For a query with unique terms ``q`` (weight ``w_q``) and a document ``D`` of ``|D|`` terms in a
 pool of ``N`` documents with mean length ``avgdl``::
@@ -51,6 +54,8 @@ from .model import (
 )
 from .terms import (
     STOP_TERMS,
+    answer_form_stripped,
+    asks_count,
     doc_terms,
     is_stop_term,
     measured_numbers,
@@ -112,7 +117,7 @@ def query_terms(query: str, params: RankParams = DEFAULT_PARAMS) -> QueryTerms:
         >>> sorted(query_terms("When did Mel paint the sunsets?").weights)
         ['mel', 'paint', 'sunset']
     """
-    tokens = tokenize(query)
+    tokens = tokenize(answer_form_stripped(query)) or tokenize(query)
     terms = _terms(tokens, params)
     weights: dict[str, float] = {}
     measured = measured_numbers(tokens) if params.number_weight != 1.0 else set()
@@ -519,7 +524,9 @@ def rank_prepared(
                 r + (e - b0) / peak * (max(rel, default=0.0) or 1.0) if r > 0 else 0.0
                 for r, e, b0 in zip(rel, extra, base, strict=True)
             ]
-    if params.hop_docs > 0:
+    if params.hop_docs > 0 and not asks_count(query):
+        # A "how many" question wants every statement of a kind; a hop to what else its
+        # top statements say about their someone only crowds the others out.
         rel = _hop(qt, prepared, rel, stats, params)
     if params.context_weight > 0:
         rel = _with_context(prepared, rel, params)

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
 __all__ = [
+    "answer_form_stripped",
     "asks_count",
     "doc_terms",
     "is_stop_term",
@@ -182,3 +183,32 @@ def measured_numbers(tokens: Sequence[str]) -> set[str]:
         for t, nxt in zip(tokens, tokens[1:], strict=False)
         if t.isdigit() and t.isascii() and nxt in _MEASURES
     }
+
+
+# How a question wants its answer worked out or presented, not what it is about: "以下哪个是
+# 最可能的描述" (which is the likeliest description), "其姓名有几个字" (how many characters),
+# "后缀" (suffix), "后4位之和" (sum of the last 4 digits), "哪个季节" (which season a date
+# falls in), "主要职责" (an occupation's main duties). No statement says these words; in a
+# query they only pull in statements that happen to (an event's "主要内容").
+_ANSWER_FORM = re.compile(
+    r"以下(?:哪个|哪一个|哪些)|最(?:有)?可能的?(?:描述)?|(?:符合|相符)(?P<kept>[^，。？?]{0,8}?)描述"
+    r"|(?:有)?几个字|后缀|[后前]\s*[0-9一二三四五六七八九十]+\s*位|之和|(?:哪|什么)个?季节|主要职责"
+    r"|\bwhich of the following\b|\bmost likely\b|\bsuffix\b|\bwhich season\b"
+    r"|\blast \d+ digits\b",
+    re.IGNORECASE,
+)
+
+
+def answer_form_stripped(text: str) -> str:
+    """``text`` without the words that say how the answer is to be worked out or presented
+    (:data:`_ANSWER_FORM`), each replaced by a space ("符合它的地点描述" keeps "它的地点").
+
+    Examples:
+        >>> answer_form_stripped("对于我拥有的手机，以下哪个是最可能的描述？").split()
+        ['对于我拥有的手机，', '是', '？']
+        >>> answer_form_stripped("那个人的姓名有几个字？邮箱的后缀是多少？").split()
+        ['那个人的姓名', '？邮箱的', '是多少？']
+        >>> answer_form_stripped("哪一个符合它的活动地点描述？").split()
+        ['哪一个', '它的活动地点', '？']
+    """
+    return _ANSWER_FORM.sub(lambda m: f" {m.group('kept') or ''} ", text)

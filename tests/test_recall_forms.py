@@ -1,0 +1,98 @@
+"""Recall of questions by their form: what a question asks of its answer ("以下哪个是最可能的
+描述", "后缀") is not what it is about, and a "how many" question wants every statement of a
+kind. Pure, in-process rankings (no database)."""
+
+from __future__ import annotations
+
+from memory_graph.recall.rank import Document, corpus_stats, query_terms, rank
+from memory_graph.recall.terms import answer_form_stripped
+from memory_graph.recall.tokenize import tokenize
+
+PEOPLE = [
+    ("王思琪", "上司", "09月11日"),
+    ("刘宇轩", "叔叔", "03月13日"),
+    ("张翰林", "舅舅", "11月10日"),
+    ("李梓轩", "下属", "02月18日"),
+]
+FACTS = ["爱好是{h}"]
+HOBBIES = ["游泳", "下棋", "钓鱼", "摄影"]
+FILLER = [
+    *[f"{e}音乐节的地点是江苏苏州。" for e in ("星河", "松涛", "晨曦", "云杉", "海棠", "青柠")],
+    *[
+        f"{e}读书会的规模是{n}百人。"
+        for n, e in zip(
+            "三四五六七八", ("白鹭", "远山", "流萤", "竹影", "秋水", "雪松"), strict=True
+        )
+    ],
+    "今天去公园散步，公园里人很多。",
+    "昨天看的电影很好看，电影院人不多。",
+    "周末和朋友去吃火锅，火锅店排队很久。",
+]
+
+
+def _docs(texts: list[str]) -> list[Document]:
+    return [Document(str(i), tokenize(t), t) for i, t in enumerate(texts)]
+
+
+def _ranked(texts: list[str], query: str, limit: int = 10) -> list[str]:
+    docs = _docs(texts)
+    return [r.doc.text for r in rank(query, docs, limit=limit, stats=corpus_stats(docs))]
+
+
+def test_how_many_question_takes_no_hop_to_what_else_its_hits_say() -> None:
+    # Every birthday statement is evidence of "how many were born in September" (the ones of
+    # other months too: they are what the count is checked against); the first hit's other
+    # facts (reached by the rare name it shares with them) are not.
+    birthdays = [f"{n}是我的{r}，其生日是{d}。" for n, r, d in PEOPLE]
+    facts = [
+        f"{n}是我的{r}，其{f.format(r=r, h=h)}。"
+        for (n, r, _d), h in zip(PEOPLE, HOBBIES, strict=True)
+        for f in FACTS
+    ]
+    texts = _ranked([*FILLER, *birthdays, *facts], "有几个人在9月份过生日？", limit=4)
+    assert sorted(texts) == sorted(birthdays)
+
+
+def test_a_question_that_is_not_how_many_still_hops() -> None:
+    # The same pool asked about one someone: the hop to the rest of what the hit says stays.
+    name, role, _day = PEOPLE[0]
+    birthdays = [f"{n}是我的{r}，其生日是{d}。" for n, r, d in PEOPLE]
+    hobby = f"{name}是我的{role}，其爱好是游泳。"
+    texts = _ranked([*FILLER, *birthdays, hobby], "那个9月11日过生日的人，爱好是什么？")
+    assert texts[0] == birthdays[0]
+    assert hobby in texts[:3]
+
+
+def test_answer_form_words_carry_no_topic() -> None:
+    # "以下哪个是最可能的描述" asks for the likeliest description of my phone; a statement
+    # that happens to say "描述" / "可能" / "以下" is not about it.
+    phone = "我用的手机是华为Mate60。"
+    noise = "以下几个展览的描述都写得很好，最可能的原因是策展人用心。"
+    texts = _ranked([*FILLER, phone, noise], "对于我用的手机，以下哪个是最可能的描述？")
+    assert texts[0] == phone
+    for question, gone in (
+        ("那个联系电话是18489379620的人，其生日是在哪个季节？", {"季节"}),
+        ("那个教育背景是专科的人，其姓名的有几个字？", {"几个字", "个字"}),
+        ("那个人的邮箱地址的后缀是多少？", {"后缀"}),
+        ("其联系电话的后4位之和是多少？", {"之和", "4"}),
+        ("那个年龄是26岁的人，其职业的主要职责是什么？", {"职责", "主要"}),
+        ("Which of the following is the most likely suffix?", {"following", "likely"}),
+    ):
+        assert gone.isdisjoint(query_terms(question).weights), question
+
+
+def test_answer_form_keeps_what_the_description_is_of() -> None:
+    # "哪一个符合它的活动地点描述": "活动地点" is what is asked, only the frame goes.
+    kept = answer_form_stripped("那个时间是下周四上午九点的活动，哪一个符合它的活动地点描述？")
+    assert "活动地点" in kept and "描述" not in kept and "符合" not in kept
+    weights = query_terms("哪一个符合它的活动地点描述？").weights
+    assert "地点" in weights and "描述" not in weights
+    # A threshold is not a form word: "40岁以下" keeps its number and "以下".
+    assert "以下" in answer_form_stripped("有几个人在40岁以下？")
+    assert "40" in query_terms("有几个人在40岁以下？").weights
+    # An event's "主要内容" is its attribute, asked as such; it stays.
+    assert "内容" in query_terms("那个地点是江苏南京的活动，主要内容是什么？").weights
+    # Nothing but form words: the question is ranked as written.
+    assert query_terms("以下哪个是最可能的描述？").weights
+    # English: "how many letters" is a count of letters received, not a form word.
+    assert "letter" in query_terms("How many letters has Joanna received?").weights
