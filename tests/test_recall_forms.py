@@ -96,3 +96,18 @@ def test_answer_form_keeps_what_the_description_is_of() -> None:
     assert query_terms("以下哪个是最可能的描述？").weights
     # English: "how many letters" is a count of letters received, not a form word.
     assert "letter" in query_terms("How many letters has Joanna received?").weights
+
+
+def test_a_pair_across_a_function_character_weighs_little() -> None:
+    # "我用的家电都是啥": "的家", "用的" and "电都" span two words. "我家的电饭煲" shares "家"
+    # and "电" with the question; "我手头用的手机" shares "用的" and "用", across words.
+    cooker = "我家的电饭煲是美的的。"
+    phone = "我手头用的手机是OPPOFindX3。"
+    texts = _ranked([*FILLER, "我表妹的家乡在浙江杭州呢。", cooker, phone], "我用的家电都是啥啊？")
+    assert texts.index(cooker) < texts.index(phone)
+    weights = query_terms("我用的家电都是啥啊？").weights
+    assert weights["家电"] == 1.0
+    assert weights["的家"] == weights["电都"] == weights["用的"] == weights["家"] < 1.0
+    # A pair with a character that also forms words ("去了" went, "现在" now) keeps its weight.
+    assert query_terms("我现在去了哪里？").weights["去了"] == 1.0
+    assert query_terms("我现在去了哪里？").weights["现在"] == 1.0

@@ -24,6 +24,10 @@ class RankParams:
     """``b`` for documents whose tokens are mostly CJK (CJK unigrams and pairs inflate ``|D|``,
     and short CJK statements should not lose to long ones that mention a character)."""
     cjk_unigram_weight: float = 0.3
+    cjk_function_pair_weight: float = 0.3
+    """Weight of a CJK pair of a query with a particle or pronoun in it ("的家" of "我用的家电",
+    "电都" of "家电都是啥", :func:`~.terms.is_function_pair`): a pair across two words, which
+    matches by accident."""
     number_weight: float = 3.0
     """Weight of a number before a measure word or unit in a query ("26" of "26岁",
     :func:`~.terms.measured_numbers`): a value the evidence states exactly."""

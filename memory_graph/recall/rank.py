@@ -25,7 +25,9 @@ pool of ``N`` documents with mean length ``avgdl``::
     score   = rel * prior
 
 ``w_q`` is 1 for words and CJK pairs, ``cjk_unigram_weight`` for single CJK characters (common
-Han characters alone are noisy) and ``number_weight`` for a number before a measure word or
+Han characters alone are noisy), ``cjk_function_pair_weight`` for a CJK pair with a particle
+or pronoun in it (``的家`` of ``我用的家电``: a pair across two words;
+:func:`~.terms.is_function_pair`) and ``number_weight`` for a number before a measure word or
 unit ("26" of "26岁": a value the evidence states; :func:`~.terms.measured_numbers`).
 ``TRUST`` is ``user-confirmed 1.0``, ``agent-observed 0.95``, ``external 0.9``. Scores are
 rounded to 9 decimals, then ties break by identity precedence (user/workspace first), then by
@@ -57,6 +59,7 @@ from .terms import (
     answer_form_stripped,
     asks_count,
     doc_terms,
+    is_function_pair,
     is_stop_term,
     measured_numbers,
     question_terms,
@@ -126,6 +129,8 @@ def query_terms(query: str, params: RankParams = DEFAULT_PARAMS) -> QueryTerms:
             continue
         if len(term) == 1 and is_cjk(term):
             weights[term] = params.cjk_unigram_weight
+        elif is_function_pair(term):
+            weights[term] = params.cjk_function_pair_weight
         else:
             weights[term] = params.number_weight if term in measured else 1.0
     if params.stopwords:

@@ -11,10 +11,13 @@ import re
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
+from .tokenize import is_cjk
+
 __all__ = [
     "answer_form_stripped",
     "asks_count",
     "doc_terms",
+    "is_function_pair",
     "is_stop_term",
     "measured_numbers",
     "question_terms",
@@ -38,6 +41,10 @@ _EN_STOP = frozenset(
 )
 # Single CJK function characters (particles, pronouns, question words, copulas).
 _CJK_STOP = frozenset("的了是我你他她它们在有和与及或吗呢吧啊呀么什哪谁几个这那就也都还很")
+# The function characters that hardly ever sit inside a word: particles, pronouns, the copula
+# and "都". A CJK pair holding one spans two words ("的家" of "我用的家电"). Not "了" (去了),
+# "在" (现在), "有" (没有), "和" (和平), "个" (个子), "这" / "那" (这里), "还" (还是) ...
+_BOUNDARY = frozenset("的是我你他她它们都吗呢吧啊呀么")
 
 
 _SUFFIXES: tuple[tuple[str, str], ...] = (
@@ -100,6 +107,17 @@ STOP_TERMS = _EN_STOP | _CJK_STOP | _EN_STEMMED_STOP
 def doc_terms(tokens: Iterable[str]) -> list[str]:
     """Map a document's tokens to ranking terms, keeping order and repeats."""
     return [term_of(t) for t in tokens]
+
+
+def is_function_pair(term: str) -> bool:
+    """Whether a term is a CJK pair with a particle or pronoun in it: a pair across two
+    words, not a word ("的家" and "电都" of "我用的家电都是啥", not "去了" or "现在").
+
+    Examples:
+        >>> [is_function_pair(t) for t in ("的家", "电都", "我用", "家电", "去了", "的")]
+        [True, True, True, False, False, False]
+    """
+    return len(term) == 2 and not _BOUNDARY.isdisjoint(term) and is_cjk(term[0]) and is_cjk(term[1])
 
 
 def is_stop_term(term: str) -> bool:
