@@ -111,3 +111,26 @@ def test_a_pair_across_a_function_character_weighs_little() -> None:
     # A pair with a character that also forms words ("去了" went, "现在" now) keeps its weight.
     assert query_terms("我现在去了哪里？").weights["去了"] == 1.0
     assert query_terms("我现在去了哪里？").weights["现在"] == 1.0
+
+
+def test_the_hop_follows_the_hit_its_paraphrases_found() -> None:
+    # "兴趣爱好是集邮的人": the statement says "喜欢集邮" (the expansion pass finds it first);
+    # the question as written ranks another "集邮" statement first. The hop to the someone
+    # (表哥) starts from the fused first hit, so his place of work comes right after it.
+    from memory_graph.recall.plan import rank_legs
+
+    hobby, works = "我表哥特别喜欢集邮。", "我表哥在浙江杭州上班。"
+    others = ["集邮展周末开幕。", "我表哥今年30岁。", "集邮协会的地点是上海。"]
+    others += ["我表哥的身高是180cm。", "我同事在北京上班。", "我舅舅在广州上班。"]
+    docs = _docs([*FILLER, hobby, works, *others])
+    stats = corpus_stats(docs)
+    texts = [
+        r.doc.text
+        for r in rank_legs(
+            "那个兴趣爱好是集邮的人，工作地在哪？",
+            lambda text: rank(text, docs, limit=10, stats=stats),
+            limit=10,
+            stats=stats,
+        )
+    ]
+    assert texts[:2] == [hobby, works]

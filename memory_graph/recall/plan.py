@@ -228,8 +228,9 @@ def rank_legs(
 
     Each leg is ranked as written and with its expansion terms
     (:func:`~memory_graph.recall.expand.expanded_text`), fused; then, with ``stats``, its
-    hop pass (:func:`_hop_pass`: the words its first hit adds with what the question still
-    asks) takes every other place after the first. The whole text beside its questions (a
+    hop pass (:func:`_hop_pass`: the words the first hit of that fusion adds with what the
+    question still asks; the paraphrases may find the statement the question words as
+    written miss) takes every other place after the first. The whole text beside its questions (a
     leg of weight below 1) is ranked as written only: it contributes to the fused best
     document alone.
 
@@ -257,7 +258,7 @@ def rank_legs(
         if text != leg.text and _EXPAND_WEIGHT > 0:
             passes.append((Leg(text, _EXPAND_WEIGHT), rank_one(text)))
         merged = passes[0][1] if len(passes) == 1 else fuse_legs(passes, limit=limit)
-        hopped = _hop_pass(leg.text, text, first, rank_one, stats)
+        hopped = _hop_pass(leg.text, text, merged, rank_one, stats)
         if hopped:
             # The hop pass answers what the question asks of the someone its first hit
             # found: its results take every other place after that hit.
