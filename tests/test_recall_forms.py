@@ -134,3 +134,28 @@ def test_the_hop_follows_the_hit_its_paraphrases_found() -> None:
         )
     ]
     assert texts[:2] == [hobby, works]
+
+
+def test_the_second_hit_hops_when_it_scores_nearly_as_well() -> None:
+    # "当翻译的人": a statement about translators in general ranks first, the one about my
+    # colleague second and close; the colleague's hometown is reached from the second hit
+    # ("同事" is in too many statements for the ranking's own bridge pass).
+    from memory_graph.recall.plan import rank_legs
+
+    job, home = "我同事是做翻译的。", "我同事的老家是河南郑州。"
+    others = ["翻译的人今天在上海开会。", "翻译协会的规模是三百人。", "我同事喜欢爬山。"]
+    others += ["我同事今年30岁。", "我同事在北京上班。", "我上司的老家是北京。"]
+    others += ["我表哥的老家是江苏南京。", "我舅舅的老家是湖北武汉。"]
+    docs = _docs([*FILLER, job, home, *others])
+    stats = corpus_stats(docs)
+    texts = [
+        r.doc.text
+        for r in rank_legs(
+            "那个当翻译的人，老家是哪里？",
+            lambda text: rank(text, docs, limit=10, stats=stats),
+            limit=10,
+            stats=stats,
+        )
+    ]
+    assert texts[0] == others[0] and job in texts[:3]
+    assert texts.index(home) <= 3
