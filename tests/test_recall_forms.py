@@ -159,3 +159,35 @@ def test_the_second_hit_hops_when_it_scores_nearly_as_well() -> None:
     ]
     assert texts[0] == others[0] and job in texts[:3]
     assert texts.index(home) <= 3
+
+
+def test_the_value_of_a_condition_tells_its_someone_apart() -> None:
+    # "那个教育背景是专科的人": every formal statement says "教育背景是"; "专科" is the one
+    # asked about, said in other words ("只有专科学历"). Its name is stated with "父亲"
+    # where the hit says "爸爸", and "有几个字" asks about the name, it counts no statements.
+    from memory_graph.recall.plan import rank_legs
+    from memory_graph.recall.terms import asks_count, condition_values
+
+    formal = [
+        f"{n}是我的{r}，其教育背景是{v}。"
+        for n, r, v in (
+            ("周晓琳", "下属", "本科"),
+            ("张文博", "下属", "博士"),
+            ("张伟", "表弟", "博士"),
+        )
+    ]
+    dad, name = "我爸爸只有专科学历。", "我父亲的姓名是陈立伟。"
+    more = ["我爸爸喜欢钓鱼。", "我爸爸今年60岁。", "我父亲在北京上班。", "我妈妈的姓名是王丽。"]
+    docs = _docs([*FILLER, *formal, dad, name, *more])
+    stats = corpus_stats(docs)
+    query = "那个教育背景是专科的人，其姓名的有几个字？"
+    assert condition_values(query) == ("专科",) and not asks_count(query)
+    texts = [
+        r.doc.text
+        for r in rank_legs(
+            query, lambda text: rank(text, docs, limit=10, stats=stats), limit=10, stats=stats
+        )
+    ]
+    assert texts[0] == dad
+    assert name in texts[:3]
+    assert query_terms(query).weights["专科"] == 2 * query_terms("专科").weights["专科"]

@@ -31,6 +31,7 @@ from .tokenize import is_cjk
 
 __all__ = [
     "PARAPHRASES",
+    "SAME_PERSON",
     "expanded_text",
     "expansion_terms",
     "hop_terms",
@@ -77,6 +78,19 @@ PARAPHRASES: Mapping[str, tuple[str, ...]] = {
     "birthday": ("born", "birth"),
 }
 """Question word -> everyday wordings of its answer (one direction only)."""
+
+SAME_PERSON: Mapping[str, tuple[str, ...]] = {
+    "爸爸": ("父亲",),
+    "父亲": ("爸爸",),
+    "妈妈": ("母亲",),
+    "母亲": ("妈妈",),
+    "dad": ("father",),
+    "father": ("dad",),
+    "mom": ("mother",),
+    "mother": ("mom",),
+}
+"""Words that name the same someone (both directions): a hop from "我爸爸..." reaches
+"我父亲的..."."""
 
 _EN_WORD = re.compile(r"[a-z]+")
 _CLAUSE_END = re.compile(r"[,.;:!?，。；：！？、]+")
@@ -234,7 +248,8 @@ def hop_terms(query: str, hit_text: str, stats: CorpusStats, *, limit: int = 2) 
         limit: At most this many terms.
 
     Returns:
-        The terms, rarest first (ties by term); none in a pool smaller than the ranking's
+        The terms, rarest first (ties by term), each followed by the words that name the
+        same someone (:data:`SAME_PERSON`); none in a pool smaller than the ranking's
         ``hop_min_pool``.
     """
     if stats.n_docs < DEFAULT_PARAMS.hop_min_pool:
@@ -250,7 +265,8 @@ def hop_terms(query: str, hit_text: str, stats: CorpusStats, *, limit: int = 2) 
         df = stats.df.get(term, 0)
         if 1 < df <= cap:
             found.add((df, term))
-    return tuple(t for _df, t in sorted(found)[:limit])
+    best = [t for _df, t in sorted(found)[:limit]]
+    return tuple(dict.fromkeys([*best, *(w for t in best for w in SAME_PERSON.get(t, ()))]))
 
 
 def residual_text(query: str, hit_text: str) -> str:

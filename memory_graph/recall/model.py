@@ -28,6 +28,10 @@ class RankParams:
     """Weight of a CJK pair of a query with a particle or pronoun in it ("的家" of "我用的家电",
     "电都" of "家电都是啥", :func:`~.terms.is_function_pair`): a pair across two words, which
     matches by accident."""
+    condition_weight: float = 2.0
+    """Weight factor of the value of a question's condition ("专科" of "那个教育背景是专科的人",
+    :func:`~.terms.condition_values`): every statement of the kind says the attribute, the
+    value tells the one asked about apart (a number there has ``number_weight`` already)."""
     number_weight: float = 3.0
     """Weight of a number before a measure word or unit in a query ("26" of "26岁",
     :func:`~.terms.measured_numbers`): a value the evidence states exactly."""

@@ -28,7 +28,9 @@ pool of ``N`` documents with mean length ``avgdl``::
 Han characters alone are noisy), ``cjk_function_pair_weight`` for a CJK pair with a particle
 or pronoun in it (``的家`` of ``我用的家电``: a pair across two words;
 :func:`~.terms.is_function_pair`) and ``number_weight`` for a number before a measure word or
-unit ("26" of "26岁": a value the evidence states; :func:`~.terms.measured_numbers`).
+unit ("26" of "26岁": a value the evidence states; :func:`~.terms.measured_numbers`); the
+terms of a condition's value ("专科" of "那个教育背景是专科的人") weigh ``condition_weight``
+times as much (:func:`~.terms.condition_values`).
 ``TRUST`` is ``user-confirmed 1.0``, ``agent-observed 0.95``, ``external 0.9``. Scores are
 rounded to 9 decimals, then ties break by identity precedence (user/workspace first), then by
 id, so the order is fully deterministic.
@@ -58,6 +60,7 @@ from .terms import (
     STOP_TERMS,
     answer_form_stripped,
     asks_count,
+    condition_values,
     doc_terms,
     is_function_pair,
     is_stop_term,
@@ -133,6 +136,11 @@ def query_terms(query: str, params: RankParams = DEFAULT_PARAMS) -> QueryTerms:
             weights[term] = params.cjk_function_pair_weight
         else:
             weights[term] = params.number_weight if term in measured else 1.0
+    if params.condition_weight != 1.0:
+        for value in condition_values(query):
+            for term in _terms(tokenize(value), params):
+                if term in weights and term not in measured and not is_stop_term(term):
+                    weights[term] *= params.condition_weight
     if params.stopwords:
         asked = {term_of(t) for t in question_terms(tokens)} if params.question_words else set()
         kept = {t: w for t, w in weights.items() if not is_stop_term(t) and t not in asked}

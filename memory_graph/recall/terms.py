@@ -16,6 +16,7 @@ from .tokenize import is_cjk
 __all__ = [
     "answer_form_stripped",
     "asks_count",
+    "condition_values",
     "doc_terms",
     "is_function_pair",
     "is_stop_term",
@@ -176,7 +177,10 @@ def asks_count(text: str) -> bool:
     Examples:
         >>> [asks_count(q) for q in ("有几个活动在上海？", "How many dogs?", "他几岁？")]
         [True, True, False]
+        >>> asks_count("那个年龄是26岁的人，其姓名有几个字？")
+        False
     """
+    text = answer_form_stripped(text)  # "其姓名有几个字" counts characters, not statements
     return bool(_COUNT_ZH.search(text) or _COUNT_EN.search(text))
 
 
@@ -230,3 +234,20 @@ def answer_form_stripped(text: str) -> str:
         ['哪一个', '它的活动地点', '？']
     """
     return _ANSWER_FORM.sub(lambda m: f" {m.group('kept') or ''} ", text)
+
+
+# "那个X是Y的人" / "那位X是Y的": the someone (or something) whose X is Y. Y is the value that
+# tells it apart; X is said by every statement of that kind, whatever its value.
+_CONDITION = re.compile(r"那(?:个|位)[^，。？?!！,]*?是([^，。？?!！,的]{1,16})的")
+
+
+def condition_values(text: str) -> tuple[str, ...]:
+    """The values of a question's conditions: Y of "那个X是Y的人" (the one whose X is Y).
+
+    Examples:
+        >>> condition_values("那个教育背景是专科的人，其姓名是什么？")
+        ('专科',)
+        >>> condition_values("那个喜欢跑步的人是哪里人？")
+        ()
+    """
+    return tuple(m.group(1) for m in _CONDITION.finditer(text))
