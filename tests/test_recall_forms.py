@@ -191,3 +191,15 @@ def test_the_value_of_a_condition_tells_its_someone_apart() -> None:
     assert texts[0] == dad
     assert name in texts[:3]
     assert query_terms(query).weights["专科"] == 2 * query_terms("专科").weights["专科"]
+
+
+def test_a_stated_number_counts_before_its_unit_only() -> None:
+    # "9月份": the "9" of "2024-04-16 9:00" is an hour, not a month.
+    september = "王思琪是我的上司，其生日是09月11日。"
+    hours = [f"{e}读书会的时间是2024-04-1{n} 9:00。" for n, e in enumerate(("星海", "林间"))]
+    other = "李梓轩是我的下属，其生日是02月18日。"
+    texts = _ranked([*FILLER, september, *hours, other], "有几个人在9月份过生日呢？")
+    assert texts[0] == september
+    assert texts.index(other) < min(texts.index(h) for h in hours)
+    assert query_terms("9月份").units == (("9", "月"),)
+    assert query_terms("26岁的人").weights["26"] == 3.0

@@ -144,6 +144,9 @@ class QueryTerms:
     weights: Mapping[str, float]
     pairs: tuple[tuple[str, str], ...]
     phrase: str
+    units: tuple[tuple[str, str], ...] = ()
+    """Each number written before a measure word or unit, with that unit ("26", "岁"): it
+    weighs ``number_weight`` only where a document writes it before the same unit."""
 
 
 @dataclass(frozen=True)

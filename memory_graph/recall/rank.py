@@ -28,7 +28,8 @@ pool of ``N`` documents with mean length ``avgdl``::
 Han characters alone are noisy), ``cjk_function_pair_weight`` for a CJK pair with a particle
 or pronoun in it (``的家`` of ``我用的家电``: a pair across two words;
 :func:`~.terms.is_function_pair`) and ``number_weight`` for a number before a measure word or
-unit ("26" of "26岁": a value the evidence states; :func:`~.terms.measured_numbers`); the
+unit ("26" of "26岁": a value the evidence states; :func:`~.terms.measured_numbers`) in a
+document that writes it before the same unit (else 1: the "9" of "9:00" is not "9月"); the
 terms of a condition's value ("专科" of "那个教育背景是专科的人") weigh ``condition_weight``
 times as much (:func:`~.terms.condition_values`).
 ``TRUST`` is ``user-confirmed 1.0``, ``agent-observed 0.95``, ``external 0.9``. Scores are
@@ -152,7 +153,16 @@ def query_terms(query: str, params: RankParams = DEFAULT_PARAMS) -> QueryTerms:
         for a, c in zip(words, words[1:], strict=False)
         if a in weights and c in weights and a != c
     )
-    return QueryTerms(weights=weights, pairs=pairs, phrase=_normalise_text(query))
+    # A stated value's number counts as one only before its unit ("9" of "9月份" is not the
+    # "9" of "9:00"): the document must write it before the same unit.
+    units = tuple(
+        dict.fromkeys(
+            (term_of(t), term_of(u))
+            for t, u in zip(tokens, tokens[1:], strict=False)
+            if term_of(t) in measured and weights.get(term_of(t), 0.0) > 1.0
+        )
+    )
+    return QueryTerms(weights=weights, pairs=pairs, phrase=_normalise_text(query), units=units)
 
 
 def corpus_stats(
@@ -181,7 +191,7 @@ def corpus_stats(
 class _QueryScorer:
     """Per-query constants of ``rel``: weighted idf per term, their sum and maximum."""
 
-    __slots__ = ("items", "pair_idf", "pairs", "phrase", "top", "total")
+    __slots__ = ("items", "pair_idf", "pairs", "phrase", "top", "total", "units")
 
     def __init__(self, query: QueryTerms, idf: Mapping[str, float]) -> None:
         self.items = [(term, weight * idf[term]) for term, weight in query.weights.items()]
@@ -195,6 +205,10 @@ class _QueryScorer:
         self.phrase = query.phrase if query.phrase and " " in query.phrase else ""
         self.pairs = query.pairs
         self.pair_idf = [(f" {a} {c} ", (idf[a] + idf[c]) / 2.0) for a, c in query.pairs]
+        spelled: dict[str, list[str]] = {}
+        for number, unit in query.units:
+            spelled.setdefault(number, []).append(f" {number} {unit} ")
+        self.units = spelled
 
 
 def _prior(doc: Document, params: RankParams) -> float:
@@ -286,6 +300,7 @@ def _score_all(
     phrase_text, pairs, pair_idf = qs.phrase, qs.pairs, qs.pair_idf
     use_pairs = bool(pairs) and top > 0
     n_pairs = len(pairs)
+    units, number_w = qs.units, params.number_weight
     k1, b, b_cjk, gamma = params.k1, params.b, params.b_cjk, params.gamma
     whole, pair_w = params.phrase_whole, params.phrase_pair
     k1p = k1 + 1.0
@@ -295,11 +310,15 @@ def _score_all(
         bd = b_cjk if p.cjk else b
         norm = k1 * (1.0 - bd + bd * p.dl / avgdl)
         get = p.counts.get
+        adjacent = p.adjacent
         bm25 = 0.0
         covered = 0.0
         for term, wi in items:
             tf = get(term, 0)
             if tf:
+                if units and term in units and adjacent is not None:
+                    if not any(u in adjacent for u in units[term]):
+                        wi /= number_w  # the number, but not before its unit
                 bm25 += wi * tf * k1p / (tf + norm)
                 covered += wi
         if bm25 <= 0.0:
@@ -352,7 +371,7 @@ def _expand(
     peak = best[0][1]
     for term, g in best:
         weights[term] = params.prf_weight * g / peak
-    return QueryTerms(weights=weights, pairs=qt.pairs, phrase=qt.phrase)
+    return QueryTerms(weights=weights, pairs=qt.pairs, phrase=qt.phrase, units=qt.units)
 
 
 def bridge_terms(
@@ -466,7 +485,7 @@ def rank(
         return _by_prior(pool, limit, params)
     if stats is None:
         stats = corpus_stats(pool, params)
-    need_pairs, need_text = bool(qt.pairs), params.phrase_whole > 0
+    need_pairs, need_text = bool(qt.pairs or qt.units), params.phrase_whole > 0
     prepared = [prepare(d, params, pairs=need_pairs, text=need_text) for d in pool]
     return rank_prepared(
         query,
