@@ -203,3 +203,31 @@ def test_a_stated_number_counts_before_its_unit_only() -> None:
     assert texts.index(other) < min(texts.index(h) for h in hours)
     assert query_terms("9月份").units == (("9", "月"),)
     assert query_terms("26岁的人").weights["26"] == 3.0
+
+
+def test_the_hop_borrows_the_someone_a_hit_names_first() -> None:
+    # "我表姐特别爱好美食烹饪" answers "喜欢吃货和爱烹饪的人" in other words: "爱好" and
+    # "美食" are its condition (and rarer than "表姐"); the someone is named first.
+    from memory_graph.recall.expand import hop_terms
+    from memory_graph.recall.plan import rank_legs
+
+    hit, works = "我表姐特别爱好美食烹饪。", "我表姐在山东青岛工作呢。"
+    more = ["我表姐今年36岁。", "我表姐的身高是165cm。", "我表姐的生日是8月1日。"]
+    more += [
+        "模型美食展的主要内容是制作模型，培养爱好。",
+        "我同事在北京工作。",
+        "我上司在上海工作。",
+    ]
+    docs = _docs([*FILLER, hit, works, *more])
+    stats = corpus_stats(docs)
+    query = "那个特别喜欢吃货和爱烹饪的人，他们是在哪里工作的呀？"
+    assert hop_terms(query, hit, stats)[0] == "表姐"
+    assert "特别" not in hop_terms("那个爱好美食的人？", hit, stats)  # an adverb says no who
+    texts = [
+        r.doc.text
+        for r in rank_legs(
+            query, lambda text: rank(text, docs, limit=10, stats=stats), limit=10, stats=stats
+        )
+    ]
+    assert texts[0] == hit
+    assert texts.index(works) <= 2
