@@ -4,7 +4,7 @@ kind. Pure, in-process rankings (no database)."""
 
 from __future__ import annotations
 
-from memory_graph.recall.rank import Document, corpus_stats, query_terms, rank
+from memory_graph.recall.rank import Document, Ranked, corpus_stats, query_terms, rank
 from memory_graph.recall.terms import answer_form_stripped
 from memory_graph.recall.tokenize import tokenize
 
@@ -231,3 +231,23 @@ def test_the_hop_borrows_the_someone_a_hit_names_first() -> None:
     ]
     assert texts[0] == hit
     assert texts.index(works) <= 2
+
+
+def test_only_a_question_naming_its_someone_by_a_condition_hops_twice() -> None:
+    # The second hit's hop costs a ranking; a question that names no one by a condition
+    # ("我表哥是哪里人？") has no "which someone" to settle and takes one hop at most.
+    from memory_graph.recall.plan import rank_legs
+
+    texts = [*FILLER, "我表哥喜欢跑步。", "我表弟喜欢跑步。", "我表哥的老家是江苏南京。"]
+    texts += ["我表弟的老家是湖北武汉。", "我表哥在北京上班。", "我表弟在上海上班。"]
+    docs = _docs(texts)
+    stats = corpus_stats(docs)
+    for query, most in (("那个喜欢跑步的人，老家是哪里？", 4), ("喜欢跑步，老家是哪里？", 3)):
+        calls: list[str] = []
+
+        def rank_one(text: str, calls: list[str] = calls) -> list[Ranked]:
+            calls.append(text)
+            return rank(text, docs, limit=10, stats=stats)
+
+        rank_legs(query, rank_one, limit=10, stats=stats)
+        assert len(calls) == most, (query, calls)

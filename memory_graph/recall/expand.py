@@ -99,6 +99,9 @@ HOP_ADVERBS = frozenset(
     其实 实在 确实 真是 really just always usually often still already also very""".split()
 )
 """Adverbs: they say how or when, never who; a hop never borrows them."""
+_HOP_MAX_DF = 64
+"""A word in more statements than this names no one in particular (and its postings would
+make the hop pass read a large share of a big pool)."""
 
 _EN_WORD = re.compile(r"[a-z]+")
 _CLAUSE_END = re.compile(r"[,.;:!?，。；：！？、]+")
@@ -249,8 +252,8 @@ def hop_terms(query: str, hit_text: str, stats: CorpusStats, *, limit: int = 2) 
     its someone first ("我表姐特别爱好美食烹饪" is about "表姐"; "爱好美食" is the condition
     in other words), so the words come in the order of the hit. Function words, adverbs
     (:data:`HOP_ADVERBS`), single CJK characters, numbers, words no other statement has
-    and terms in more than a quarter of the pool are left out, and so are CJK pairs with a
-    function character (``我表`` of ``我表姐``).
+    and terms in more than a quarter of the pool (or :data:`_HOP_MAX_DF` statements) are
+    left out, and so are CJK pairs with a function character (``我表`` of ``我表姐``).
 
     Args:
         query: The question.
@@ -265,7 +268,7 @@ def hop_terms(query: str, hit_text: str, stats: CorpusStats, *, limit: int = 2) 
     if stats.n_docs < DEFAULT_PARAMS.hop_min_pool:
         return ()  # in a tiny pool every term is "rare"; the ranking's hop pass agrees
     text, free = _unshared(query, hit_text)
-    cap = max(3, stats.n_docs // 4)
+    cap = max(3, min(stats.n_docs // 4, _HOP_MAX_DF))
     found: list[str] = []
     for a, b, term in _words(text):
         if not all(free[a:b]) or is_stop_term(term) or term.isdigit() or term in HOP_ADVERBS:

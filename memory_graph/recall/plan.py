@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from .._types import SearchHit
 from .expand import expanded_text, hop_terms, residual_text
 from .rank import CorpusStats, Ranked
-from .terms import asks_count, term_of
+from .terms import asks_count, names_by_condition, term_of
 from .tokenize import tokenize
 
 __all__ = [
@@ -232,8 +232,9 @@ def rank_legs(
     (:func:`~memory_graph.recall.expand.expanded_text`), fused; then, with ``stats``, its
     hop pass (:func:`_hop_pass`: the words the first hit of that fusion adds with what the
     question still asks; the paraphrases may find the statement the question words as
-    written miss) takes every other place after the first. The second hit hops as well when
-    it scores at least :data:`_SECOND_HIT_SHARE` of the first (the two hops take turns). The
+    written miss) takes every other place after the first. For a question naming its
+    someone by a condition (:func:`~.terms.names_by_condition`), the second hit hops as well
+    when it scores at least :data:`_SECOND_HIT_SHARE` of the first (the hops take turns). The
     whole text beside its questions (a leg of weight below 1) is ranked as written only: it
     contributes to the fused best document alone.
 
@@ -261,13 +262,15 @@ def rank_legs(
         if text != leg.text and _EXPAND_WEIGHT > 0:
             passes.append((Leg(text, _EXPAND_WEIGHT), rank_one(text)))
         merged = passes[0][1] if len(passes) == 1 else fuse_legs(passes, limit=limit)
-        # The hop from the first hit, and from the second when it scores nearly as well (the
-        # question's condition may be what either says of its someone).
+        # The hop from the first hit, and, for a question naming its someone by a condition,
+        # from the second when it scores nearly as well (the condition may be what either
+        # says of its someone).
         top = merged[0].score if merged else 0.0
+        second = names_by_condition(leg.text)
         hops = [
             found
-            for hit in merged[:2]
-            if hit.score >= _SECOND_HIT_SHARE * top
+            for i, hit in enumerate(merged[:2])
+            if (i == 0 or (second and hit.score >= _SECOND_HIT_SHARE * top))
             and (found := _hop_pass(leg.text, text, hit, rank_one, stats))
         ]
         hopped = interleave(hops, limit=limit) if len(hops) > 1 else (hops[0] if hops else [])

@@ -21,6 +21,7 @@ __all__ = [
     "is_function_pair",
     "is_stop_term",
     "measured_numbers",
+    "names_by_condition",
     "question_terms",
     "term_of",
 ]
@@ -251,3 +252,24 @@ def condition_values(text: str) -> tuple[str, ...]:
         ()
     """
     return tuple(m.group(1) for m in _CONDITION.finditer(text))
+
+
+_NAMED_BY_CONDITION = re.compile(
+    r"那(?:个|位)[^，。？?!！,]*的"
+    r"|\bthe (?:one|person|man|woman|guy|people|friend|event) (?:who|whose|that|which|with)\b",
+    re.IGNORECASE,
+)
+
+
+def names_by_condition(text: str) -> bool:
+    """Whether a question names its someone by a condition ("那个喜欢跑步的人",
+    "the one who runs") rather than by name: its first hits are candidates for that
+    someone, and which one the condition means is for the hop to tell.
+
+    Examples:
+        >>> [names_by_condition(q) for q in ("那个当翻译的人是哪里人？", "我表哥是哪里人？")]
+        [True, False]
+        >>> names_by_condition("Where is the one who paints from?")
+        True
+    """
+    return bool(_NAMED_BY_CONDITION.search(text))
