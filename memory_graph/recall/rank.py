@@ -66,6 +66,7 @@ from .terms import (
     is_function_pair,
     is_stop_term,
     measured_numbers,
+    number_units,
     question_terms,
     term_of,
 )
@@ -153,15 +154,8 @@ def query_terms(query: str, params: RankParams = DEFAULT_PARAMS) -> QueryTerms:
         for a, c in zip(words, words[1:], strict=False)
         if a in weights and c in weights and a != c
     )
-    # A stated value's number counts as one only before its unit ("9" of "9月份" is not the
-    # "9" of "9:00"): the document must write it before the same unit.
-    units = tuple(
-        dict.fromkeys(
-            (term_of(t), term_of(u))
-            for t, u in zip(tokens, tokens[1:], strict=False)
-            if term_of(t) in measured and weights.get(term_of(t), 0.0) > 1.0
-        )
-    )
+    # A stated value's number counts only before its unit (not the "9" of "9:00").
+    units = tuple(u for u in number_units(tokens) if weights.get(u[0], 0.0) > 1.0)
     return QueryTerms(weights=weights, pairs=pairs, phrase=_normalise_text(query), units=units)
 
 

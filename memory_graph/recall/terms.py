@@ -22,6 +22,7 @@ __all__ = [
     "is_stop_term",
     "measured_numbers",
     "names_by_condition",
+    "number_units",
     "question_terms",
     "term_of",
 ]
@@ -188,6 +189,24 @@ def asks_count(text: str) -> bool:
 # Measure words and units after a number that states a value (a quantity, or a date's
 # parts: "生日是9月" states the month). A bare number ("on 16 November, 2023") is not one.
 _MEASURES = frozenset("人天周岁个次位名元块米斤克厘年月日号")
+
+
+def number_units(tokens: Sequence[str]) -> tuple[tuple[str, str], ...]:
+    """Each number written before a measure word or unit, with that unit, as ranking terms
+    (``("9", "月")`` of "9月份"): a document states that value where it writes the same.
+
+    Examples:
+        >>> from .tokenize import tokenize
+        >>> number_units(tokenize("9月份，26岁，9:00"))
+        (('9', '月'), ('26', '岁'))
+    """
+    return tuple(
+        dict.fromkeys(
+            (term_of(t), nxt)
+            for t, nxt in zip(tokens, tokens[1:], strict=False)
+            if t.isdigit() and t.isascii() and nxt in _MEASURES
+        )
+    )
 
 
 def measured_numbers(tokens: Sequence[str]) -> set[str]:
