@@ -251,3 +251,15 @@ def test_only_a_question_naming_its_someone_by_a_condition_hops_twice() -> None:
 
         rank_legs(query, rank_one, limit=10, stats=stats)
         assert len(calls) == most, (query, calls)
+
+
+def test_what_is_asked_stays_when_the_condition_contains_it() -> None:
+    # "时间是什么" shares "时间" with the hit's "持续时间": it is still what is asked; the
+    # condition is the clause sharing the most words with the hit.
+    from memory_graph.recall.expand import residual_text
+
+    hit = "骑行美食文化节的持续时间是四个周。"
+    rest = residual_text("那个持续时间是四个周的活动，时间是什么？", hit)
+    assert rest.split() == ["时间是什么?"]
+    # One clause: only the shared words go (as before).
+    assert "持续" not in residual_text("持续时间是四个周的活动叫什么？", hit)

@@ -292,8 +292,10 @@ def residual_text(query: str, hit_text: str) -> str:
     (:func:`hop_terms`) and the *other* attribute, and it does not repeat the condition. So
     the second pass ranks the hop terms with what is left. A clause (between punctuation
     marks) that shares a word with the hit is the condition and is blanked whole (the hit
-    may word it otherwise: "年龄是26岁" / "今年26岁"), when another clause is left; else
-    only the shared words (non-CJK words, CJK pairs) are blanked.
+    may word it otherwise: "年龄是26岁" / "今年26岁"), when another clause is left; when every
+    clause shares a word, the one sharing the most is the condition and the others stay
+    whole ("持续时间是四个周的活动，时间是什么" keeps "时间是什么"); else only the shared
+    words (non-CJK words, CJK pairs) are blanked.
 
     Args:
         query: The question.
@@ -313,15 +315,22 @@ def residual_text(query: str, hit_text: str) -> str:
     text, free = _unshared(hit_text, query)
     words = _words(text)
     cuts = [0, *(m.end() for m in _CLAUSE_END.finditer(text)), len(text)]
-    satisfied: list[tuple[int, int]] = []
+    satisfied: list[tuple[int, int, int]] = []  # (words shared, start, end)
     left = False
     for a, b in zip(cuts, cuts[1:], strict=False):
         inside = [all(free[x:y]) for x, y, _t in words if a <= x and y <= b]
         if not all(inside):
-            satisfied.append((a, b))  # the hit shares a word of this clause
+            satisfied.append((inside.count(False), a, b))  # the hit shares a word of it
         elif inside:
             left = True  # a clause with words, none shared
-    if left:
-        for a, b in satisfied:
+    most = max((n for n, _a, _b in satisfied), default=0)
+    if not left and any(n < most for n, _a, _b in satisfied):
+        # Every clause shares a word with the hit ("持续时间是四个周的活动，时间是什么": the
+        # asked "时间" is inside the condition's "持续时间"): the condition is the clause
+        # sharing the most words, the others are asked and keep theirs.
+        for n, a, b in satisfied:
+            free[a:b] = [n < most] * (b - a)
+    elif left:
+        for _n, a, b in satisfied:
             free[a:b] = [False] * (b - a)
     return "".join(c if k else " " for c, k in zip(text, free, strict=True))
