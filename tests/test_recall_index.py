@@ -146,9 +146,12 @@ def pool_ranking(index: PoolIndex, query: str) -> list[tuple[str, float]]:
 
 
 # The golden lists predate the answer link of the context pass (a neighbour that asks a
-# question passes score on to the turn past it) and the question words queries ignore
-# ("什么", "how many"); tests/test_recall_quality.py covers both.
-GOLDEN_PARAMS = replace(DEFAULT_PARAMS, answer_weight=0.0, question_words=False)
+# question passes score on to the turn past it), the question words queries ignore
+# ("什么", "how many") and the low weight of a query's CJK pairs with a function character
+# ("的家"); tests/test_recall_quality.py and tests/test_recall_forms.py cover them.
+GOLDEN_PARAMS = replace(
+    DEFAULT_PARAMS, answer_weight=0.0, question_words=False, cjk_function_pair_weight=1.0
+)
 
 
 @pytest.mark.parametrize("query", sorted(GOLDEN))

@@ -31,6 +31,8 @@ from .tokenize import is_cjk
 
 __all__ = [
     "PARAPHRASES",
+    "HOP_ADVERBS",
+    "SAME_PERSON",
     "expanded_text",
     "expansion_terms",
     "hop_terms",
@@ -77,6 +79,29 @@ PARAPHRASES: Mapping[str, tuple[str, ...]] = {
     "birthday": ("born", "birth"),
 }
 """Question word -> everyday wordings of its answer (one direction only)."""
+
+SAME_PERSON: Mapping[str, tuple[str, ...]] = {
+    "爸爸": ("父亲",),
+    "父亲": ("爸爸",),
+    "妈妈": ("母亲",),
+    "母亲": ("妈妈",),
+    "dad": ("father",),
+    "father": ("dad",),
+    "mom": ("mother",),
+    "mother": ("mom",),
+}
+"""Words that name the same someone (both directions): a hop from "我爸爸..." reaches
+"我父亲的..."."""
+
+HOP_ADVERBS = frozenset(
+    term_of(w)
+    for w in """刚刚 刚才 特别 非常 真的 平时 现在 一直 经常 已经 比较 最近 总是 常常 特意 专门
+    其实 实在 确实 真是 really just always usually often still already also very""".split()
+)
+"""Adverbs: they say how or when, never who; a hop never borrows them."""
+_HOP_MAX_DF = 64
+"""A word in more statements than this names no one in particular (and its postings would
+make the hop pass read a large share of a big pool)."""
 
 _EN_WORD = re.compile(r"[a-z]+")
 _CLAUSE_END = re.compile(r"[,.;:!?，。；：！？、]+")
@@ -216,16 +241,19 @@ def _unshared(query: str, hit_text: str) -> tuple[str, list[bool]]:
 
 
 def hop_terms(query: str, hit_text: str, stats: CorpusStats, *, limit: int = 2) -> tuple[str, ...]:
-    """What a first hit adds to its question: its rarest words outside the words it shares
+    """What a first hit adds to its question: its first words outside the words it shares
     with the question.
 
     A question that names someone by an attribute ("the person who is 36") is answered by
     the statements about that someone ("my cousin likes reading"), and the first hit
     ("my cousin is 36") says who it is. The words the hit shares with the question are its
     condition; what it adds is the rest of it ("我刚刚路过的那个商场，是大润发" asked as
-    "我路过的商场" adds "大润发", not "刚路" across the shared "路过"). Function words,
-    single CJK characters, numbers and terms in more than a quarter of the pool are left
-    out, and so are CJK pairs with a function character (``我表`` of ``我表姐``).
+    "我路过的商场" adds "大润发", not "刚路" across the shared "路过"). A statement names
+    its someone first ("我表姐特别爱好美食烹饪" is about "表姐"; "爱好美食" is the condition
+    in other words), so the words come in the order of the hit. Function words, adverbs
+    (:data:`HOP_ADVERBS`), single CJK characters, numbers, words no other statement has
+    and terms in more than a quarter of the pool (or :data:`_HOP_MAX_DF` statements) are
+    left out, and so are CJK pairs with a function character (``我表`` of ``我表姐``).
 
     Args:
         query: The question.
@@ -234,23 +262,24 @@ def hop_terms(query: str, hit_text: str, stats: CorpusStats, *, limit: int = 2) 
         limit: At most this many terms.
 
     Returns:
-        The terms, rarest first (ties by term); none in a pool smaller than the ranking's
-        ``hop_min_pool``.
+        The terms in the hit's order, each followed by the words that name the same someone
+        (:data:`SAME_PERSON`); none in a pool smaller than the ranking's ``hop_min_pool``.
     """
     if stats.n_docs < DEFAULT_PARAMS.hop_min_pool:
         return ()  # in a tiny pool every term is "rare"; the ranking's hop pass agrees
     text, free = _unshared(query, hit_text)
-    cap = max(3, stats.n_docs // 4)
-    found: set[tuple[int, str]] = set()
+    cap = max(3, min(stats.n_docs // 4, _HOP_MAX_DF))
+    found: list[str] = []
     for a, b, term in _words(text):
-        if not all(free[a:b]) or is_stop_term(term) or term.isdigit():
+        if not all(free[a:b]) or is_stop_term(term) or term.isdigit() or term in HOP_ADVERBS:
             continue
         if is_cjk(term[0]) and any(is_stop_term(c) for c in term):
             continue  # a pair with a function character ("我表")
-        df = stats.df.get(term, 0)
-        if 1 < df <= cap:
-            found.add((df, term))
-    return tuple(t for _df, t in sorted(found)[:limit])
+        if 1 < stats.df.get(term, 0) <= cap and term not in found:
+            found.append(term)
+            if len(found) >= limit:
+                break
+    return tuple(dict.fromkeys([*found, *(w for t in found for w in SAME_PERSON.get(t, ()))]))
 
 
 def residual_text(query: str, hit_text: str) -> str:
@@ -263,8 +292,10 @@ def residual_text(query: str, hit_text: str) -> str:
     (:func:`hop_terms`) and the *other* attribute, and it does not repeat the condition. So
     the second pass ranks the hop terms with what is left. A clause (between punctuation
     marks) that shares a word with the hit is the condition and is blanked whole (the hit
-    may word it otherwise: "年龄是26岁" / "今年26岁"), when another clause is left; else
-    only the shared words (non-CJK words, CJK pairs) are blanked.
+    may word it otherwise: "年龄是26岁" / "今年26岁"), when another clause is left; when every
+    clause shares a word, the one sharing the most is the condition and the others stay
+    whole ("持续时间是四个周的活动，时间是什么" keeps "时间是什么"); else only the shared
+    words (non-CJK words, CJK pairs) are blanked.
 
     Args:
         query: The question.
@@ -284,15 +315,22 @@ def residual_text(query: str, hit_text: str) -> str:
     text, free = _unshared(hit_text, query)
     words = _words(text)
     cuts = [0, *(m.end() for m in _CLAUSE_END.finditer(text)), len(text)]
-    satisfied: list[tuple[int, int]] = []
+    satisfied: list[tuple[int, int, int]] = []  # (words shared, start, end)
     left = False
     for a, b in zip(cuts, cuts[1:], strict=False):
         inside = [all(free[x:y]) for x, y, _t in words if a <= x and y <= b]
         if not all(inside):
-            satisfied.append((a, b))  # the hit shares a word of this clause
+            satisfied.append((inside.count(False), a, b))  # the hit shares a word of it
         elif inside:
             left = True  # a clause with words, none shared
-    if left:
-        for a, b in satisfied:
+    most = max((n for n, _a, _b in satisfied), default=0)
+    if not left and any(n < most for n, _a, _b in satisfied):
+        # Every clause shares a word with the hit ("持续时间是四个周的活动，时间是什么": the
+        # asked "时间" is inside the condition's "持续时间"): the condition is the clause
+        # sharing the most words, the others are asked and keep theirs.
+        for n, a, b in satisfied:
+            free[a:b] = [n < most] * (b - a)
+    elif left:
+        for _n, a, b in satisfied:
             free[a:b] = [False] * (b - a)
     return "".join(c if k else " " for c, k in zip(text, free, strict=True))

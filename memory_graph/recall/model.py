@@ -24,6 +24,14 @@ class RankParams:
     """``b`` for documents whose tokens are mostly CJK (CJK unigrams and pairs inflate ``|D|``,
     and short CJK statements should not lose to long ones that mention a character)."""
     cjk_unigram_weight: float = 0.3
+    cjk_function_pair_weight: float = 0.3
+    """Weight of a CJK pair of a query with a particle or pronoun in it ("的家" of "我用的家电",
+    "电都" of "家电都是啥", :func:`~.terms.is_function_pair`): a pair across two words, which
+    matches by accident."""
+    condition_weight: float = 2.0
+    """Weight factor of the value of a question's condition ("专科" of "那个教育背景是专科的人",
+    :func:`~.terms.condition_values`): every statement of the kind says the attribute, the
+    value tells the one asked about apart (a number there has ``number_weight`` already)."""
     number_weight: float = 3.0
     """Weight of a number before a measure word or unit in a query ("26" of "26岁",
     :func:`~.terms.measured_numbers`): a value the evidence states exactly."""
@@ -136,6 +144,9 @@ class QueryTerms:
     weights: Mapping[str, float]
     pairs: tuple[tuple[str, str], ...]
     phrase: str
+    units: tuple[tuple[str, str], ...] = ()
+    """Each number written before a measure word or unit, with that unit ("26", "岁"): it
+    weighs ``number_weight`` only where a document writes it before the same unit."""
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from .._types import SearchHit
 from .expand import expanded_text, hop_terms, residual_text
 from .rank import CorpusStats, Ranked
-from .terms import asks_count, term_of
+from .terms import asks_count, names_by_condition, term_of
 from .tokenize import tokenize
 
 __all__ = [
@@ -125,6 +125,8 @@ _MAX_LEGS = 4
 _WHOLE_WEIGHT = 0.3
 _CHATTER_WEIGHT = 0.1
 _EXPAND_WEIGHT = 1.0
+_SECOND_HIT_SHARE = 0.75
+"""A leg's second hit hops too when it scores at least this share of the first."""
 
 
 def _after_cues(text: str) -> list[str]:
@@ -228,10 +230,13 @@ def rank_legs(
 
     Each leg is ranked as written and with its expansion terms
     (:func:`~memory_graph.recall.expand.expanded_text`), fused; then, with ``stats``, its
-    hop pass (:func:`_hop_pass`: the words its first hit adds with what the question still
-    asks) takes every other place after the first. The whole text beside its questions (a
-    leg of weight below 1) is ranked as written only: it contributes to the fused best
-    document alone.
+    hop pass (:func:`_hop_pass`: the words the first hit of that fusion adds with what the
+    question still asks; the paraphrases may find the statement the question words as
+    written miss) takes every other place after the first. For a question naming its
+    someone by a condition (:func:`~.terms.names_by_condition`), the second hit hops as well
+    when it scores at least :data:`_SECOND_HIT_SHARE` of the first (the hops take turns). The
+    whole text beside its questions (a leg of weight below 1) is ranked as written only: it
+    contributes to the fused best document alone.
 
     Args:
         query: One planned query text.
@@ -257,7 +262,18 @@ def rank_legs(
         if text != leg.text and _EXPAND_WEIGHT > 0:
             passes.append((Leg(text, _EXPAND_WEIGHT), rank_one(text)))
         merged = passes[0][1] if len(passes) == 1 else fuse_legs(passes, limit=limit)
-        hopped = _hop_pass(leg.text, text, first, rank_one, stats)
+        # The hop from the first hit, and, for a question naming its someone by a condition,
+        # from the second when it scores nearly as well (the condition may be what either
+        # says of its someone).
+        top = merged[0].score if merged else 0.0
+        second = names_by_condition(leg.text)
+        hops = [
+            found
+            for i, hit in enumerate(merged[:2])
+            if (i == 0 or (second and hit.score >= _SECOND_HIT_SHARE * top))
+            and (found := _hop_pass(leg.text, text, hit, rank_one, stats))
+        ]
+        hopped = interleave(hops, limit=limit) if len(hops) > 1 else (hops[0] if hops else [])
         if hopped:
             # The hop pass answers what the question asks of the someone its first hit
             # found: its results take every other place after that hit.
@@ -274,20 +290,21 @@ def rank_legs(
 def _hop_pass(
     question: str,
     expanded: str,
-    first: Sequence[Ranked],
+    found: Ranked,
     rank_one: Callable[[str], Sequence[Ranked]],
     stats: CorpusStats | None,
 ) -> list[Ranked]:
-    """The second hop of one leg: its first hit's own words (:func:`hop_terms`) with what the
-    question still asks (:func:`residual_text`), ranked; only results holding a hop term
-    count (the others are not about the someone the hit found). Empty without statistics,
-    for a conversation turn (as in the ranking's own hop pass, its second hop is its thread
-    neighbours), and for a "how many" question (it wants every statement of a kind: a hop to
-    what else one of them says would only crowd the others out).
+    """The second hop of one leg from one of its hits: the hit's own words
+    (:func:`hop_terms`) with what the question still asks (:func:`residual_text`), ranked;
+    only results holding a hop term count (the others are not about the someone the hit
+    found). Empty without statistics, for a conversation turn (as in the ranking's own hop
+    pass, its second hop is its thread neighbours), and for a "how many" question (it wants
+    every statement of a kind: a hop to what else one of them says would only crowd the
+    others out).
     """
-    if stats is None or not first or first[0].doc.thread is not None or asks_count(question):
+    if stats is None or found.doc.thread is not None or asks_count(question):
         return []
-    hit = first[0].doc.text or " ".join(first[0].doc.tokens)
+    hit = found.doc.text or " ".join(found.doc.tokens)
     hop = hop_terms(expanded, hit, stats)
     if not hop:
         return []

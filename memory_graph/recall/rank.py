@@ -4,7 +4,10 @@ Tokens come from :func:`memory_graph.tokenize.tokenize`. The ranking layer maps 
 *term* (:func:`term_of`) identically for documents and queries: an ASCII word loses common
 English inflection suffixes (a small, fixed suffix stripper), everything else is kept as is.
 Query terms that are English function words or CJK function characters are ignored; they still
-count towards the document length.
+count towards the document length. So are the words that only say how the answer is to be
+worked out or presented ("以下哪个是最可能的描述", "后缀", "哪个季节";
+:func:`~.terms.answer_form_stripped`). A "how many" question (:func:`~.terms.asks_count`)
+takes no multi-hop pass: it wants every statement of a kind, not what else one of them says.
 
 For a query with unique terms ``q`` (weight ``w_q``) and a document ``D`` of ``|D|`` terms in a
 pool of ``N`` documents with mean length ``avgdl``::
@@ -22,8 +25,13 @@ pool of ``N`` documents with mean length ``avgdl``::
     score   = rel * prior
 
 ``w_q`` is 1 for words and CJK pairs, ``cjk_unigram_weight`` for single CJK characters (common
-Han characters alone are noisy) and ``number_weight`` for a number before a measure word or
-unit ("26" of "26岁": a value the evidence states; :func:`~.terms.measured_numbers`).
+Han characters alone are noisy), ``cjk_function_pair_weight`` for a CJK pair with a particle
+or pronoun in it (``的家`` of ``我用的家电``: a pair across two words;
+:func:`~.terms.is_function_pair`) and ``number_weight`` for a number before a measure word or
+unit ("26" of "26岁": a value the evidence states; :func:`~.terms.measured_numbers`) in a
+document that writes it before the same unit (else 1: the "9" of "9:00" is not "9月"); the
+terms of a condition's value ("专科" of "那个教育背景是专科的人") weigh ``condition_weight``
+times as much (:func:`~.terms.condition_values`).
 ``TRUST`` is ``user-confirmed 1.0``, ``agent-observed 0.95``, ``external 0.9``. Scores are
 rounded to 9 decimals, then ties break by identity precedence (user/workspace first), then by
 id, so the order is fully deterministic.
@@ -51,9 +59,14 @@ from .model import (
 )
 from .terms import (
     STOP_TERMS,
+    answer_form_stripped,
+    asks_count,
+    condition_values,
     doc_terms,
+    is_function_pair,
     is_stop_term,
     measured_numbers,
+    number_units,
     question_terms,
     term_of,
 )
@@ -112,7 +125,7 @@ def query_terms(query: str, params: RankParams = DEFAULT_PARAMS) -> QueryTerms:
         >>> sorted(query_terms("When did Mel paint the sunsets?").weights)
         ['mel', 'paint', 'sunset']
     """
-    tokens = tokenize(query)
+    tokens = tokenize(answer_form_stripped(query)) or tokenize(query)
     terms = _terms(tokens, params)
     weights: dict[str, float] = {}
     measured = measured_numbers(tokens) if params.number_weight != 1.0 else set()
@@ -121,8 +134,15 @@ def query_terms(query: str, params: RankParams = DEFAULT_PARAMS) -> QueryTerms:
             continue
         if len(term) == 1 and is_cjk(term):
             weights[term] = params.cjk_unigram_weight
+        elif is_function_pair(term):
+            weights[term] = params.cjk_function_pair_weight
         else:
             weights[term] = params.number_weight if term in measured else 1.0
+    if params.condition_weight != 1.0:
+        for value in condition_values(query):
+            for term in _terms(tokenize(value), params):
+                if term in weights and term not in measured and not is_stop_term(term):
+                    weights[term] *= params.condition_weight
     if params.stopwords:
         asked = {term_of(t) for t in question_terms(tokens)} if params.question_words else set()
         kept = {t: w for t, w in weights.items() if not is_stop_term(t) and t not in asked}
@@ -134,7 +154,9 @@ def query_terms(query: str, params: RankParams = DEFAULT_PARAMS) -> QueryTerms:
         for a, c in zip(words, words[1:], strict=False)
         if a in weights and c in weights and a != c
     )
-    return QueryTerms(weights=weights, pairs=pairs, phrase=_normalise_text(query))
+    # A stated value's number counts only before its unit (not the "9" of "9:00").
+    units = tuple(u for u in number_units(tokens) if weights.get(u[0], 0.0) > 1.0)
+    return QueryTerms(weights=weights, pairs=pairs, phrase=_normalise_text(query), units=units)
 
 
 def corpus_stats(
@@ -163,7 +185,7 @@ def corpus_stats(
 class _QueryScorer:
     """Per-query constants of ``rel``: weighted idf per term, their sum and maximum."""
 
-    __slots__ = ("items", "pair_idf", "pairs", "phrase", "top", "total")
+    __slots__ = ("items", "pair_idf", "pairs", "phrase", "top", "total", "units")
 
     def __init__(self, query: QueryTerms, idf: Mapping[str, float]) -> None:
         self.items = [(term, weight * idf[term]) for term, weight in query.weights.items()]
@@ -177,6 +199,10 @@ class _QueryScorer:
         self.phrase = query.phrase if query.phrase and " " in query.phrase else ""
         self.pairs = query.pairs
         self.pair_idf = [(f" {a} {c} ", (idf[a] + idf[c]) / 2.0) for a, c in query.pairs]
+        spelled: dict[str, list[str]] = {}
+        for number, unit in query.units:
+            spelled.setdefault(number, []).append(f" {number} {unit} ")
+        self.units = spelled
 
 
 def _prior(doc: Document, params: RankParams) -> float:
@@ -268,6 +294,7 @@ def _score_all(
     phrase_text, pairs, pair_idf = qs.phrase, qs.pairs, qs.pair_idf
     use_pairs = bool(pairs) and top > 0
     n_pairs = len(pairs)
+    units, number_w = qs.units, params.number_weight
     k1, b, b_cjk, gamma = params.k1, params.b, params.b_cjk, params.gamma
     whole, pair_w = params.phrase_whole, params.phrase_pair
     k1p = k1 + 1.0
@@ -277,11 +304,15 @@ def _score_all(
         bd = b_cjk if p.cjk else b
         norm = k1 * (1.0 - bd + bd * p.dl / avgdl)
         get = p.counts.get
+        adjacent = p.adjacent
         bm25 = 0.0
         covered = 0.0
         for term, wi in items:
             tf = get(term, 0)
             if tf:
+                if units and term in units and adjacent is not None:
+                    if not any(u in adjacent for u in units[term]):
+                        wi /= number_w  # the number, but not before its unit
                 bm25 += wi * tf * k1p / (tf + norm)
                 covered += wi
         if bm25 <= 0.0:
@@ -334,7 +365,7 @@ def _expand(
     peak = best[0][1]
     for term, g in best:
         weights[term] = params.prf_weight * g / peak
-    return QueryTerms(weights=weights, pairs=qt.pairs, phrase=qt.phrase)
+    return QueryTerms(weights=weights, pairs=qt.pairs, phrase=qt.phrase, units=qt.units)
 
 
 def bridge_terms(
@@ -448,7 +479,7 @@ def rank(
         return _by_prior(pool, limit, params)
     if stats is None:
         stats = corpus_stats(pool, params)
-    need_pairs, need_text = bool(qt.pairs), params.phrase_whole > 0
+    need_pairs, need_text = bool(qt.pairs or qt.units), params.phrase_whole > 0
     prepared = [prepare(d, params, pairs=need_pairs, text=need_text) for d in pool]
     return rank_prepared(
         query,
@@ -519,7 +550,9 @@ def rank_prepared(
                 r + (e - b0) / peak * (max(rel, default=0.0) or 1.0) if r > 0 else 0.0
                 for r, e, b0 in zip(rel, extra, base, strict=True)
             ]
-    if params.hop_docs > 0:
+    if params.hop_docs > 0 and not asks_count(query):
+        # A "how many" question wants every statement of a kind; a hop to what else its
+        # top statements say about their someone only crowds the others out.
         rel = _hop(qt, prepared, rel, stats, params)
     if params.context_weight > 0:
         rel = _with_context(prepared, rel, params)

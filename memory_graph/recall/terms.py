@@ -11,11 +11,18 @@ import re
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
+from .tokenize import is_cjk
+
 __all__ = [
+    "answer_form_stripped",
     "asks_count",
+    "condition_values",
     "doc_terms",
+    "is_function_pair",
     "is_stop_term",
     "measured_numbers",
+    "names_by_condition",
+    "number_units",
     "question_terms",
     "term_of",
 ]
@@ -37,6 +44,10 @@ _EN_STOP = frozenset(
 )
 # Single CJK function characters (particles, pronouns, question words, copulas).
 _CJK_STOP = frozenset("的了是我你他她它们在有和与及或吗呢吧啊呀么什哪谁几个这那就也都还很")
+# The function characters that hardly ever sit inside a word: particles, pronouns, the copula
+# and "都". A CJK pair holding one spans two words ("的家" of "我用的家电"). Not "了" (去了),
+# "在" (现在), "有" (没有), "和" (和平), "个" (个子), "这" / "那" (这里), "还" (还是) ...
+_BOUNDARY = frozenset("的是我你他她它们都吗呢吧啊呀么")
 
 
 _SUFFIXES: tuple[tuple[str, str], ...] = (
@@ -101,6 +112,17 @@ def doc_terms(tokens: Iterable[str]) -> list[str]:
     return [term_of(t) for t in tokens]
 
 
+def is_function_pair(term: str) -> bool:
+    """Whether a term is a CJK pair with a particle or pronoun in it: a pair across two
+    words, not a word ("的家" and "电都" of "我用的家电都是啥", not "去了" or "现在").
+
+    Examples:
+        >>> [is_function_pair(t) for t in ("的家", "电都", "我用", "家电", "去了", "的")]
+        [True, True, True, False, False, False]
+    """
+    return len(term) == 2 and not _BOUNDARY.isdisjoint(term) and is_cjk(term[0]) and is_cjk(term[1])
+
+
 def is_stop_term(term: str) -> bool:
     """Whether a ranking term is a function word (ignored in queries), also as stemmed
     ("does" is the term "doe", "having" is "hav").
@@ -157,13 +179,34 @@ def asks_count(text: str) -> bool:
     Examples:
         >>> [asks_count(q) for q in ("有几个活动在上海？", "How many dogs?", "他几岁？")]
         [True, True, False]
+        >>> asks_count("那个年龄是26岁的人，其姓名有几个字？")
+        False
     """
+    text = answer_form_stripped(text)  # "其姓名有几个字" counts characters, not statements
     return bool(_COUNT_ZH.search(text) or _COUNT_EN.search(text))
 
 
 # Measure words and units after a number that states a value (a quantity, or a date's
 # parts: "生日是9月" states the month). A bare number ("on 16 November, 2023") is not one.
 _MEASURES = frozenset("人天周岁个次位名元块米斤克厘年月日号")
+
+
+def number_units(tokens: Sequence[str]) -> tuple[tuple[str, str], ...]:
+    """Each number written before a measure word or unit, with that unit, as ranking terms
+    (``("9", "月")`` of "9月份"): a document states that value where it writes the same.
+
+    Examples:
+        >>> from .tokenize import tokenize
+        >>> number_units(tokenize("9月份，26岁，9:00"))
+        (('9', '月'), ('26', '岁'))
+    """
+    return tuple(
+        dict.fromkeys(
+            (term_of(t), nxt)
+            for t, nxt in zip(tokens, tokens[1:], strict=False)
+            if t.isdigit() and t.isascii() and nxt in _MEASURES
+        )
+    )
 
 
 def measured_numbers(tokens: Sequence[str]) -> set[str]:
@@ -182,3 +225,70 @@ def measured_numbers(tokens: Sequence[str]) -> set[str]:
         for t, nxt in zip(tokens, tokens[1:], strict=False)
         if t.isdigit() and t.isascii() and nxt in _MEASURES
     }
+
+
+# How a question wants its answer worked out or presented, not what it is about: "以下哪个是
+# 最可能的描述" (which is the likeliest description), "其姓名有几个字" (how many characters),
+# "后缀" (suffix), "后4位之和" (sum of the last 4 digits), "哪个季节" (which season a date
+# falls in), "主要职责" (an occupation's main duties). No statement says these words; in a
+# query they only pull in statements that happen to (an event's "主要内容").
+_ANSWER_FORM = re.compile(
+    r"以下(?:哪个|哪一个|哪些)|最(?:有)?可能的?(?:描述)?|(?:符合|相符)(?P<kept>[^，。？?]{0,8}?)描述"
+    r"|(?:有)?几个字|后缀|[后前]\s*[0-9一二三四五六七八九十]+\s*位|之和|(?:哪|什么)个?季节|主要职责"
+    r"|\bwhich of the following\b|\bmost likely\b|\bsuffix\b|\bwhich season\b"
+    r"|\blast \d+ digits\b",
+    re.IGNORECASE,
+)
+
+
+def answer_form_stripped(text: str) -> str:
+    """``text`` without the words that say how the answer is to be worked out or presented
+    (:data:`_ANSWER_FORM`), each replaced by a space ("符合它的地点描述" keeps "它的地点").
+
+    Examples:
+        >>> answer_form_stripped("对于我拥有的手机，以下哪个是最可能的描述？").split()
+        ['对于我拥有的手机，', '是', '？']
+        >>> answer_form_stripped("那个人的姓名有几个字？邮箱的后缀是多少？").split()
+        ['那个人的姓名', '？邮箱的', '是多少？']
+        >>> answer_form_stripped("哪一个符合它的活动地点描述？").split()
+        ['哪一个', '它的活动地点', '？']
+    """
+    return _ANSWER_FORM.sub(lambda m: f" {m.group('kept') or ''} ", text)
+
+
+# "那个X是Y的人" / "那位X是Y的": the someone (or something) whose X is Y. Y is the value that
+# tells it apart; X is said by every statement of that kind, whatever its value.
+_CONDITION = re.compile(r"那(?:个|位)[^，。？?!！,]*?是([^，。？?!！,的]{1,16})的")
+
+
+def condition_values(text: str) -> tuple[str, ...]:
+    """The values of a question's conditions: Y of "那个X是Y的人" (the one whose X is Y).
+
+    Examples:
+        >>> condition_values("那个教育背景是专科的人，其姓名是什么？")
+        ('专科',)
+        >>> condition_values("那个喜欢跑步的人是哪里人？")
+        ()
+    """
+    return tuple(m.group(1) for m in _CONDITION.finditer(text))
+
+
+_NAMED_BY_CONDITION = re.compile(
+    r"那(?:个|位)[^，。？?!！,]*的"
+    r"|\bthe (?:one|person|man|woman|guy|people|friend|event) (?:who|whose|that|which|with)\b",
+    re.IGNORECASE,
+)
+
+
+def names_by_condition(text: str) -> bool:
+    """Whether a question names its someone by a condition ("那个喜欢跑步的人",
+    "the one who runs") rather than by name: its first hits are candidates for that
+    someone, and which one the condition means is for the hop to tell.
+
+    Examples:
+        >>> [names_by_condition(q) for q in ("那个当翻译的人是哪里人？", "我表哥是哪里人？")]
+        [True, False]
+        >>> names_by_condition("Where is the one who paints from?")
+        True
+    """
+    return bool(_NAMED_BY_CONDITION.search(text))
