@@ -29,7 +29,6 @@ __all__ = [
     "Locked",
     "Outcome",
     "active_count_sql",
-    "audit",
     "audit_row",
     "below_capacity_sql",
     "check_capacity",
@@ -227,22 +226,6 @@ def statement(
         return Query(sqls[0], params, fetch="none")
     head = ", ".join(f"w{i} AS ({sql})" for i, sql in enumerate(sqls[:-1]))
     return Query(f"WITH {head} {sqls[-1]}", params, fetch="none")
-
-
-def audit(
-    ctx: CommitContext,
-    ident: Identity,
-    target_kind: str,
-    target_id: str | None,
-    action: str,
-    before: Any,
-    after: Any,
-    version: int | None,
-) -> Op[None]:
-    """Append one audit row in the current transaction."""
-    yield statement(
-        (), [audit_row(ctx, ident, target_kind, target_id, action, before, after, version)]
-    )
 
 
 def active_count_sql(ident: Identity, now: datetime) -> tuple[str, tuple[Any, ...]]:

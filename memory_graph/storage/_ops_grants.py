@@ -14,7 +14,7 @@ from .._identity import Identity, IdentityLevel, Owner
 from .._time import Clock
 from .._types import CommitResult, Grant, Limits
 from ..errors import NotFoundError, ScopeError, ValidationError
-from ._commit import audit
+from ._commit import audit_row, statement
 from ._driver import Op, Query
 from ._ops_proposals import _decide, _id, _lock_for_decision, _not_found
 from ._ops_propose import commit_context
@@ -69,22 +69,14 @@ def create_grant_op(
     )
     ident = _exact_identity(owner)
     ctx = commit_context(owner, ident, now, "api", None, "user-confirmed", {}, Limits())
-    yield from audit(
-        ctx,
-        ident,
-        "grant",
-        gid,
-        "create",
-        None,
-        {
-            "kinds": kinds_t,
-            "operations": ops_t,
-            "max_mutations": max_mutations,
-            "max_bytes": max_bytes,
-            "expires_at": exp,
-        },
-        None,
-    )
+    after = {
+        "kinds": kinds_t,
+        "operations": ops_t,
+        "max_mutations": max_mutations,
+        "max_bytes": max_bytes,
+        "expires_at": exp,
+    }
+    yield statement((), [audit_row(ctx, ident, "grant", gid, "create", None, after, None)])
     return grant_from_row(row)
 
 
