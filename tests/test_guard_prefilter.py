@@ -15,6 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from memory_graph import guard
 from memory_graph.guard import (
     _DETECTORS,
     address,
@@ -276,3 +277,83 @@ def test_sentence_properties_are_computed_once_per_sentence() -> None:
     assert sent.unquoted_low == (sent.text, sent.low)
     quoting = sentences('she said "I have asthma" in the play')[0]
     assert quoting.unquoted_low[0] != quoting.text and "asthma" not in quoting.unquoted_low[1]
+
+
+# --- clear sentences: a sentence on which nothing fired is not checked again -------------
+
+
+def _fresh(text: str) -> tuple[bool, str | None, tuple[tuple[int, int], ...]]:
+    """The verdict of ``text`` with nothing remembered."""
+    guard._clear.clear()
+    v = check(text)
+    return v.allowed, v.category, v.spans
+
+
+def _kept(text: str) -> tuple[bool, str | None, tuple[tuple[int, int], ...]]:
+    v = check(text)
+    return v.allowed, v.category, v.spans
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@given(
+    st.lists(
+        st.sampled_from(WORDS + CASES + ["I like tea", "我", "her", "ok", "2", "1234", "\n", "。"]),
+        min_size=1,
+        max_size=6,
+    ),
+    st.lists(st.sampled_from(CASES + ["I like tea", "dark mode", "she", "我妈"]), max_size=4),
+)
+def test_remembered_clear_sentences_change_no_verdict(parts: list[str], warm: list[str]) -> None:
+    text = " ".join(parts)
+    expected = _fresh(text)
+    for other in warm:  # other texts and this one's own sentences, remembered first
+        check(other)
+    for sent in sentences(normalize(text).text):
+        check(sent.text)
+    assert _kept(text) == expected
+    assert _kept(text) == expected  # and again, from what the first call remembered
+    assert _kept("ok. " + text) == _fresh("ok. " + text)
+
+
+def test_a_remembered_sentence_runs_no_detector(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[str] = []
+
+    def counting(possible):  # type: ignore[no-untyped-def]
+        def wrapped(sent):  # type: ignore[no-untyped-def]
+            calls.append(sent.text)
+            return possible(sent)
+
+        return wrapped
+
+    monkeypatch.setattr(guard, "_DETECTORS", tuple((counting(p), d) for p, d in _DETECTORS))
+    guard._clear.clear()
+    assert check("theme.color\nforest green\napi").allowed
+    first = len(calls)
+    assert first == 3 * len(_DETECTORS)
+    assert check("theme.color\nsea blue\napi").allowed  # only the changed sentence is checked
+    assert calls[first:] == ["sea blue"] * len(_DETECTORS)
+
+
+def test_blocked_and_dated_sentences_are_never_remembered() -> None:
+    guard._clear.clear()
+    blocked = ["I'm on antidepressants", "我月薪两万五", "my SSN is 123-45-6789"]
+    for text in blocked:
+        assert not check(text).allowed
+        assert not check(text).allowed  # still blocked the second time
+    # An id's birth date is checked against today: a sentence with four digits or more is
+    # checked every time, allowed or not (a resident id of someone born tomorrow is no id).
+    assert check("I moved here in 1998").allowed
+    assert check("订单号 20260101").allowed
+    assert guard._clear.keys().isdisjoint(
+        {"I moved here in 1998", "订单号 20260101", *blocked, "I'm on antidepressants"}
+    )
+    assert check("I prefer tea").allowed
+    assert "I prefer tea" in guard._clear
+
+
+def test_remembered_sentences_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(guard, "_CLEAR_MAX", 8)
+    guard._clear.clear()
+    for i in range(50):
+        assert check(f"colour {'abcdefghij'[i % 10]}{'klmnopqrst'[i // 10]}").allowed
+        assert len(guard._clear) <= 8

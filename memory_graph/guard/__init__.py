@@ -76,6 +76,23 @@ def _merge(spans: list[tuple[int, int]]) -> tuple[tuple[int, int], ...]:
     return tuple(out)
 
 
+_CLEAR_MAX = 4096
+_clear: dict[str, None] = {}
+"""Normalized sentences on which no rule fired and the id rules cannot fire (at most
+:data:`_CLEAR_MAX`, then emptied). A sentence's verdict is a function of its text alone
+(everything is sentence-local) except through the id rules, which read today's date (a
+resident id's birth date) and need four digits or more (:func:`.ids.possible`), so a sentence
+kept here is clear on any day. A write repeats most of its text (the preference key, the
+source), so its next check runs the detectors only on what changed. Blocked sentences are
+never kept."""
+
+
+def _keep_clear(sentence: str) -> None:
+    if len(_clear) >= _CLEAR_MAX:
+        _clear.clear()
+    _clear[sentence] = None
+
+
 def check(text: str) -> GuardVerdict:
     """Decide whether ``text`` may be stored.
 
@@ -107,6 +124,9 @@ def check(text: str) -> GuardVerdict:
     first: tuple[GuardCategory, str] | None = None
     spans: list[tuple[int, int]] = []
     for sent in sentences(norm.text):
+        if sent.text in _clear:
+            continue
+        fired = False
         for possible, detect in _DETECTORS:
             if not possible(sent):
                 continue
@@ -116,6 +136,7 @@ def check(text: str) -> GuardVerdict:
                 category = judge(sent, cue)
                 if category is None:
                     continue
+                fired = True
                 if first is None:
                     reason = cue.reason
                     if category == "third_party" and cue.category is not None:
@@ -126,6 +147,8 @@ def check(text: str) -> GuardVerdict:
                 else:
                     a, b = sent.start, sent.start + len(sent.text)
                 spans.append(norm.original_span(a, b))
+        if not fired and not ids.possible(sent):
+            _keep_clear(sent.text)
     if first is None:
         return _ALLOWED
     return GuardVerdict(False, first[0], first[1], _merge(spans))
