@@ -132,7 +132,7 @@ def test_upgrade_from_v12_keeps_records_and_recall(pg_dsn: str) -> None:
         records = _records(pg_dsn)
         before = _recalls(store, owner)
         assert all(before[q] for q in QUERIES)
-        assert store.setup() == [13]
+        assert store.setup() == [13, 14]  # v14: the pool counts' row trigger
         _assert_dropped(pg_dsn)
         assert _records(pg_dsn) == records
         assert _recalls(store, owner) == before  # the store's cached pool

@@ -532,4 +532,36 @@ MIGRATIONS: list[str] = [
     DROP FUNCTION IF EXISTS mg_postings_add();
     DROP FUNCTION IF EXISTS mg_postings_drop();
     """,
+    # v14: issue 14, an update keeps mg_pool_stats with a row trigger that fires only when
+    # the row enters, leaves or moves within the counted pool (status, sensitivity or
+    # identity changed). The statement trigger it replaces captured both transition tables
+    # of every update, a preference value change included, to add nothing. Every update of
+    # mg_records changes one row (by scope_id and id), so no statement takes two stats rows
+    # in an order another one could reverse. Inserts and deletes keep their statement
+    # triggers (a bulk load counts once per statement).
+    """
+    CREATE OR REPLACE FUNCTION mg_pool_stats_row() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        IF OLD.status = 'active' THEN
+            INSERT INTO mg_pool_stats AS s (scope_id, agent_key, workspace_key, sensitivity, n)
+            VALUES (OLD.scope_id, OLD.agent_key, OLD.workspace_key, OLD.sensitivity, -1)
+            ON CONFLICT (scope_id, agent_key, workspace_key, sensitivity)
+            DO UPDATE SET n = s.n - 1;
+        END IF;
+        IF NEW.status = 'active' THEN
+            INSERT INTO mg_pool_stats AS s (scope_id, agent_key, workspace_key, sensitivity, n)
+            VALUES (NEW.scope_id, NEW.agent_key, NEW.workspace_key, NEW.sensitivity, 1)
+            ON CONFLICT (scope_id, agent_key, workspace_key, sensitivity)
+            DO UPDATE SET n = s.n + 1;
+        END IF;
+        RETURN NULL;
+    END $$;
+    DROP TRIGGER IF EXISTS mg_records_pool_upd ON mg_records;
+    CREATE TRIGGER mg_records_pool_upd AFTER UPDATE ON mg_records FOR EACH ROW
+        WHEN ((OLD.status = 'active' OR NEW.status = 'active')
+              AND (OLD.status, OLD.sensitivity, OLD.scope_id, OLD.agent_key, OLD.workspace_key)
+                  IS DISTINCT FROM
+                  (NEW.status, NEW.sensitivity, NEW.scope_id, NEW.agent_key, NEW.workspace_key))
+        EXECUTE FUNCTION mg_pool_stats_row();
+    """,
 ]
