@@ -42,9 +42,9 @@ def format_utc(value: datetime) -> str:
     >>> format_utc(datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc))
     '2026-01-02T03:04:05Z'
     """
-    v = ensure_aware(value)
-    text = v.isoformat()
-    return text.replace("+00:00", "Z")
+    if type(value) is datetime and value.tzinfo is timezone.utc:  # the store's own values
+        return value.isoformat().replace("+00:00", "Z")
+    return ensure_aware(value).isoformat().replace("+00:00", "Z")
 
 
 def parse_utc(text: str, field: str = "datetime") -> datetime:

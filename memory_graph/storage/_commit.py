@@ -171,10 +171,13 @@ _AUDIT_NAMES = _AUDIT_COLS.split(", ")
 
 
 def _audit_json(row: tuple[Any, ...]) -> dict[str, Any]:
-    return {
-        name: value.obj if isinstance(value, Jsonb) else jsonable(value)
-        for name, value in zip(_AUDIT_NAMES, row, strict=True)
-    }
+    out = dict(zip(_AUDIT_NAMES, row, strict=True))
+    for name in ("before", "after"):  # audit_row made them Jsonb of plain JSON already
+        value = out[name]
+        out[name] = value.obj if isinstance(value, Jsonb) else jsonable(value)
+    for name in ("target_id", "version", "proposal_id", "at"):  # the rest are texts
+        out[name] = jsonable(out[name])
+    return out
 
 
 def statement(
