@@ -1,5 +1,6 @@
 """Migration v14 (issue 14): ``mg_pool_stats`` follows an update through a row trigger that
-fires only when the row enters, leaves or moves within the counted pool.
+fires only when the row enters, leaves or moves within the counted pool, and the counter
+tables' keys hold no counter (a bump is then a HOT update, with no new index entry).
 
 The counts are what the capacity check reads, so after every kind of update (a preference
 value, a replace, a confidence bump, a removal, a preference deletion, and direct changes of
@@ -36,6 +37,29 @@ def test_update_trigger_fires_per_row_only_when_the_pool_changes(pg_dsn: str) ->
     with MemoryStore.open(pg_dsn) as store:
         store.setup()
     assert _trigger(pg_dsn) == (True, True)
+
+
+def _include_columns(dsn: str) -> dict[str, int]:
+    """Non-key (INCLUDE) columns of each counter table's primary key."""
+    with psycopg.connect(dsn) as c:
+        rows = c.execute(
+            "SELECT t.relname, i.indnatts - i.indnkeyatts FROM pg_index i "
+            "JOIN pg_class t ON t.oid = i.indrelid WHERE i.indisprimary "
+            "AND t.relname IN ('mg_recall_stamp', 'mg_pool_stats')"
+        ).fetchall()
+    return {name: int(n) for name, n in rows}
+
+
+def test_counter_keys_hold_no_counter(pg_dsn: str) -> None:
+    with MemoryStore.open(pg_dsn) as store:
+        store.setup()
+        for i in range(5):
+            store.set_preference(ALICE, "tone", f"tone {i}", updated_at=T0 + timedelta(i))
+        assert _include_columns(pg_dsn) == {"mg_recall_stamp": 0, "mg_pool_stats": 0}
+        with psycopg.connect(pg_dsn) as c:  # the upserts still find their key
+            stamps = c.execute("SELECT count(*), max(stamp) FROM mg_recall_stamp").fetchone()
+        assert stamps is not None and stamps[0] == 1 and stamps[1] == 5
+        stats_consistent(pg_dsn)
 
 
 def test_counts_follow_every_kind_of_update(pg_dsn: str) -> None:
@@ -84,8 +108,10 @@ def test_an_upgraded_database_keeps_counting(pg_dsn: str) -> None:
         a = store.add(ALICE, "fact", "Alice keeps bees", level="user")
         store.set_preference(ALICE, "tone", "brief", updated_at=T0)
         assert _trigger(pg_dsn) == (False, False)  # v13: the statement trigger
+        assert _include_columns(pg_dsn) == {"mg_recall_stamp": 2, "mg_pool_stats": 1}
         assert store.setup() == [14]
         assert _trigger(pg_dsn) == (True, True)
+        assert _include_columns(pg_dsn) == {"mg_recall_stamp": 0, "mg_pool_stats": 0}
         store.set_preference(ALICE, "tone", "warm", updated_at=T0 + timedelta(1))
         store.remove(ALICE, str(a.record_id), base_version=1)
         stats_consistent(pg_dsn)

@@ -532,14 +532,23 @@ MIGRATIONS: list[str] = [
     DROP FUNCTION IF EXISTS mg_postings_add();
     DROP FUNCTION IF EXISTS mg_postings_drop();
     """,
-    # v14: issue 14, an update keeps mg_pool_stats with a row trigger that fires only when
-    # the row enters, leaves or moves within the counted pool (status, sensitivity or
-    # identity changed). The statement trigger it replaces captured both transition tables
-    # of every update, a preference value change included, to add nothing. Every update of
-    # mg_records changes one row (by scope_id and id), so no statement takes two stats rows
-    # in an order another one could reverse. Inserts and deletes keep their statement
-    # triggers (a bulk load counts once per statement).
+    # v14: issue 14, the write path's counters. (1) An update keeps mg_pool_stats with a row
+    # trigger that fires only when the row enters, leaves or moves within the counted pool
+    # (status, sensitivity or identity changed). The statement trigger it replaces captured
+    # both transition tables of every update, a preference value change included, to add
+    # nothing. Every update of mg_records changes one row (by scope_id and id), so no
+    # statement takes two stats rows in an order another one could reverse. Inserts and
+    # deletes keep their statement triggers (a bulk load counts once per statement).
+    # (2) The counter tables' keys no longer INCLUDE the counters: a counter in the index
+    # made every bump of mg_recall_stamp (each record write) and of mg_pool_stats (each
+    # add) a non-HOT update with a new index entry; the readers fetch one heap row per key.
     """
+    ALTER TABLE mg_recall_stamp DROP CONSTRAINT IF EXISTS mg_recall_stamp_pkey;
+    ALTER TABLE mg_recall_stamp ADD CONSTRAINT mg_recall_stamp_pkey
+        PRIMARY KEY (scope_id, agent_key, workspace_key);
+    ALTER TABLE mg_pool_stats DROP CONSTRAINT IF EXISTS mg_pool_stats_pkey;
+    ALTER TABLE mg_pool_stats ADD CONSTRAINT mg_pool_stats_pkey
+        PRIMARY KEY (scope_id, agent_key, workspace_key, sensitivity);
     CREATE OR REPLACE FUNCTION mg_pool_stats_row() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN
         IF OLD.status = 'active' THEN
