@@ -3,10 +3,16 @@ and the pure steps of hybrid search around the model calls."""
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
+
+import orjson
+import psycopg
+from psycopg.adapt import AdaptersMap
+from psycopg.types.json import set_json_dumps
 
 from .._time import Clock, system_clock
 from .._types import Limits
@@ -27,6 +33,29 @@ __all__ = ["StoreBase", "pool_kwargs"]
 _log = logging.getLogger("memory_graph")
 
 
+def dump_json(obj: Any) -> bytes:
+    """The JSON text of a ``jsonb`` parameter: ``orjson`` (a commit sends several, 10x
+    faster than ``json.dumps``), or ``json.dumps`` for what ``orjson`` refuses (keys that
+    are not strings, integers beyond 64 bits, lone surrogates), so such a value meets the
+    same outcome as before. The store validates every float it stores as finite."""
+    try:
+        return orjson.dumps(obj)
+    except TypeError:  # orjson.JSONEncodeError is a TypeError
+        return json.dumps(obj).encode()
+
+
+class _Adapters:
+    """An adaptation context: psycopg's default adapters with :func:`dump_json` for JSON."""
+
+    def __init__(self) -> None:
+        self.adapters = AdaptersMap(psycopg.adapters)
+        self.connection = None
+        set_json_dumps(dump_json, self)  # type: ignore[arg-type]
+
+
+_ADAPTERS = _Adapters()
+
+
 def pool_kwargs() -> dict[str, Any]:
     """Connection flags the store needs.
 
@@ -34,11 +63,13 @@ def pool_kwargs() -> dict[str, Any]:
     is in UTC, and generic plans for prepared statements: the store's statements are keyed
     lookups whose best plan does not depend on the values, and PostgreSQL otherwise re-plans
     the guarded commit statement on every call once the tables have statistics (costlier
-    than running it).
+    than running it). JSON parameters are dumped with :func:`dump_json` (on the store's own
+    connections only; psycopg's global adapters are left alone).
     """
     return {
         "autocommit": False,
         "options": "-c TimeZone=UTC -c plan_cache_mode=force_generic_plan",
+        "context": _ADAPTERS,
     }
 
 
