@@ -26,7 +26,7 @@ from ._ops_prefs import pref_row, profile_row
 from ._ops_reads import get_record_op
 from ._ops_records import locked_record
 from ._ops_rejections import rejection_fingerprint
-from ._rows import proposal_from_row
+from ._rows import jsonable, proposal_from_row
 
 __all__ = [
     "Proposed",
@@ -388,9 +388,13 @@ _PROPOSAL_VALUES = (
 _INSERT_PROPOSAL = (
     f"INSERT INTO mg_proposals ({_PROPOSAL_COLS}, status) VALUES ({_PROPOSAL_VALUES}, 'pending')"
 )
+_DECIDED_COLS = f"{_PROPOSAL_COLS}, status, decided_at, actor, decision, result"
+_DECIDED_NAMES = tuple(_DECIDED_COLS.split(", "))
+# One jsonb argument for the whole row (as an added record goes): 22 parameters fewer for
+# psycopg to adapt on every trusted write.
 _INSERT_DECIDED = (
-    f"INSERT INTO mg_proposals ({_PROPOSAL_COLS}, status, decided_at, actor, decision, result) "
-    f"SELECT {_PROPOSAL_VALUES}, %s, %s, %s, %s, %s WHERE {{ok}}"
+    f"INSERT INTO mg_proposals ({_DECIDED_COLS}) SELECT {_DECIDED_COLS} "
+    "FROM jsonb_populate_record(NULL::mg_proposals, %s) WHERE {ok}"
 )
 _AUDIT_PROPOSED = (
     "INSERT INTO mg_audit (scope_id, agent_key, workspace_key, target_kind, target_id, action, "
@@ -422,7 +426,11 @@ def insert_decided(unsaved: Unsaved, *decided: Any) -> Query:
 
     ``decided``: status, decided_at, actor, decision and result, as ``_finish`` stores them.
     """
-    return Query(_INSERT_DECIDED, (*unsaved.values, *decided), fetch="none")
+    row = {
+        name: value.obj if isinstance(value, Jsonb) else jsonable(value)
+        for name, value in zip(_DECIDED_NAMES, (*unsaved.values, *decided), strict=True)
+    }
+    return Query(_INSERT_DECIDED, (Jsonb(row),), fetch="none")
 
 
 def _fresh_row(values: tuple[Any, ...]) -> dict[str, Any]:
