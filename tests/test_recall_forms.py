@@ -263,3 +263,110 @@ def test_what_is_asked_stays_when_the_condition_contains_it() -> None:
     assert rest.split() == ["时间是什么?"]
     # One clause: only the shared words go (as before).
     assert "持续" not in residual_text("持续时间是四个周的活动叫什么？", hit)
+
+
+def test_a_hop_pass_leaves_out_the_hit_it_hops_from() -> None:
+    # Two events last five weeks; the hop from each answers "时间是什么" for that event. The
+    # hits are placed already: a hop result repeating its own hit would take the place of
+    # the second event's time (the first event's name words reach other events too).
+    from memory_graph.recall.plan import rank_legs
+
+    first, second = "灯光艺术之旅的持续时间是五个周。", "徒步美食文化节的持续时间是五个周。"
+    when = "徒步美食文化节的时间是下下周日上午十点。"
+    others = ["电影音乐视听盛宴的持续时间是三个周。", "编程光影盛宴的持续时间是一个周。"]
+    others += ["徒步美食文化节的地点是杭州。", "灯光模型盛宴的规模是八百人。"]
+    others += [f"{e}的持续时间是{n}个周。" for e, n in (("绘画之旅", "两"), ("泳购派对", "三"))]
+    docs = _docs([*FILLER, first, second, when, *others])
+    stats = corpus_stats(docs)
+    texts = [
+        r.doc.text
+        for r in rank_legs(
+            "那个持续时间是五个周的活动，时间是什么？",
+            lambda text: rank(text, docs, limit=10, stats=stats),
+            limit=10,
+            stats=stats,
+        )
+    ]
+    assert texts[0] == first and second in texts[:3]
+    assert texts.index(when) <= 3  # 5th when each hop repeated its own hit first
+
+
+def test_a_thing_named_by_what_i_did_with_it_hops_from_both_candidates() -> None:
+    # "我去过的书店": two statements name a bookshop I went to (a merged memory); which one is
+    # meant is for the hop to tell, so the second candidate's facts are reached as well.
+    from memory_graph.recall.plan import rank_legs
+    from memory_graph.recall.terms import names_by_condition
+
+    first, second = "我刚才去过的书店叫枫林书店。", "我刚才去过的那个书店，就是海边书店。"
+    review = "枫林书店真心不错，书多又安静。"
+    others = ["海边书店的咖啡是免费的。", "海边书店真的很美，就是人太多。"]
+    others += ["我去过的那家医院是看骨科的。", "我住的小区叫阳光小区。", "我去过的商场是万象城。"]
+    docs = _docs([*FILLER, first, second, review, *others])
+    stats = corpus_stats(docs)
+    query = "我去过的书店怎么样？"
+    assert names_by_condition(query)
+    texts = [
+        r.doc.text
+        for r in rank_legs(
+            query, lambda text: rank(text, docs, limit=10, stats=stats), limit=5, stats=stats
+        )
+    ]
+    assert texts[:3] == [first, review, second]
+    assert set(others[:2]) & set(texts[3:5])  # what the hop from the second candidate found
+
+
+def test_a_unit_counts_in_either_spelling() -> None:
+    # "168cm" asked, "168厘米" stated: the expansion adds the other spelling with the same
+    # digits (not "一百六十八c": a Chinese numeral before a Latin unit matches nothing).
+    from memory_graph.recall.expand import expanded_text
+    from memory_graph.recall.plan import rank_legs
+
+    tall = "我上司身高168厘米。"
+    others = [f"我{r}身高{n}厘米。" for r, n in (("表弟", 166), ("同事", 158), ("舅妈", 175))]
+    others += ["周明远是我的父亲，其身高是166cm。", "我上司今年45岁。", "我表弟今年20岁。"]
+    docs = _docs([*FILLER, *others, tall])
+    stats = corpus_stats(docs)
+    query = "那个身高是168cm的人，年龄是多少？"
+    assert "168厘米" in (expanded_text(query) or "")
+    assert "168cm" in (expanded_text("那个身高是168厘米的人？") or "")
+    texts = [
+        r.doc.text
+        for r in rank_legs(
+            query, lambda text: rank(text, docs, limit=10, stats=stats), limit=10, stats=stats
+        )
+    ]
+    assert texts[:2] == [tall, "我上司今年45岁。"]  # was 我表弟 (166厘米), then his age
+
+
+def test_a_how_many_question_reaches_every_statement_of_its_kind() -> None:
+    # "有几个人和我一样是湖南长沙的" never says "家乡": its first hits do ("…其家乡是湖南长沙"),
+    # and every hometown statement is what the count is checked against, whatever its place.
+    from memory_graph.recall.plan import rank_legs
+
+    homes = [
+        f"{n}是我的{r}，其家乡是{p}。"
+        for n, r, p in (
+            ("张静怡", "母亲", "湖南长沙"),
+            ("王丽娟", "舅妈", "湖南长沙"),
+            ("刘宇轩", "叔叔", "湖南长沙"),
+            ("赵雅婷", "同事", "湖北武汉"),
+            ("李志宏", "下属", "江西南昌"),
+            ("王思琪", "上司", "天津"),
+        )
+    ]
+    others = ["湘菜美食节的地点是湖南长沙。", "我表哥去湖南长沙出差了一周。"]
+    others += [f"{n}是我的{r}，其工作地是{p}。" for n, r, p in (("张静怡", "母亲", "北京"),)]
+    others += ["赵雅婷是我的同事，其工作地是湖南长沙。"]
+    docs = _docs([*FILLER, *homes, *others])
+    stats = corpus_stats(docs)
+    texts = [
+        r.doc.text
+        for r in rank_legs(
+            "有几个人和我一样是湖南长沙的？",
+            lambda text: rank(text, docs, limit=10, stats=stats),
+            limit=10,
+            stats=stats,
+        )
+    ]
+    assert texts[:3] == homes[:3]
+    assert set(homes) <= set(texts[:9])  # two of them were out of the first ten

@@ -106,7 +106,11 @@ make the hop pass read a large share of a big pool)."""
 _EN_WORD = re.compile(r"[a-z]+")
 _CLAUSE_END = re.compile(r"[,.;:!?，。；：！？、]+")
 # A Chinese numeral or a digit run directly before a measure word or unit.
-_UNITS = "人天周月日号岁年个次位名元块米斤kgcm厘"
+_UNITS = "人天周月日号岁年个次位名元块米斤厘"
+# A unit written in Latin letters or in Chinese ("168cm", "168厘米"): the other spelling,
+# with the same digits (no one writes "一百六十八cm").
+_UNIT_SPELLINGS: Mapping[str, str] = {"cm": "厘米", "厘米": "cm", "kg": "公斤", "公斤": "kg"}
+_SPELLED_UNIT = re.compile(r"([0-9]+)\s*(cm|kg|厘米|公斤)(?![a-z])", re.IGNORECASE)
 
 
 def _swap(match: re.Match[str]) -> str:
@@ -121,9 +125,11 @@ def _swap(match: re.Match[str]) -> str:
         return raw
 
 
-# "哪一个" / "这一次" / "每一天" name no quantity.
+# "哪一个" / "这一次" / "每一天" name no quantity; digits before "厘米" / "公斤" keep them
+# (:data:`_SPELLED_UNIT`).
 _NUMBER = re.compile(
-    rf"(?<![哪这那每某])(?:[零〇一二两三四五六七八九十百千万]+|[0-9]+)(?=[{_UNITS}])"
+    rf"(?<![哪这那每某0-9])(?:[零〇一二两三四五六七八九十百千万]+|[0-9]+(?![0-9]|厘米|公斤))"
+    rf"(?=[{_UNITS}])"
 )
 
 
@@ -167,17 +173,22 @@ def expansion_terms(text: str) -> tuple[str, ...]:
 
 def numeral_variants(text: str) -> tuple[str, ...]:
     """Each number before a measure word or unit in ``text``, written in the other script,
-    with its unit (:func:`swap_numerals`), in order and without repeats.
+    with its unit (:func:`swap_numerals`), and each number before a unit spelled in Latin
+    letters or in Chinese with the other spelling ("168cm" and "168厘米"), in order and
+    without repeats.
 
     Examples:
         >>> numeral_variants("规模超过了九百人，五月份出生，超过1000人")
         ('900人', '5月', '一千人')
+        >>> numeral_variants("身高是168cm，体重55公斤")
+        ('168厘米', '55kg')
     """
     out: list[str] = []
     for m in _NUMBER.finditer(text):
         swapped = _swap(m)
         if swapped != m.group():
             out.append(swapped + text[m.end()])
+    out += [m.group(1) + _UNIT_SPELLINGS[m.group(2).lower()] for m in _SPELLED_UNIT.finditer(text)]
     return tuple(dict.fromkeys(out))
 
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from .._types import SearchHit
 from .expand import expanded_text, hop_terms, residual_text
 from .rank import CorpusStats, Ranked
-from .terms import asks_count, names_by_condition, term_of
+from .terms import asks_count, is_function_pair, is_stop_term, names_by_condition, term_of
 from .tokenize import tokenize
 
 __all__ = [
@@ -125,6 +125,9 @@ _MAX_LEGS = 4
 _WHOLE_WEIGHT = 0.3
 _CHATTER_WEIGHT = 0.1
 _EXPAND_WEIGHT = 1.0
+_KIND_HITS = 3
+"""A "how many" question's kind is what its first this many hits all say beside it."""
+_KIND_WEIGHT = 0.5
 _SECOND_HIT_SHARE = 0.75
 """A leg's second hit hops too when it scores at least this share of the first."""
 
@@ -229,10 +232,12 @@ def rank_legs(
     """Rank a query text by its legs (:func:`query_legs`) and fuse them (:func:`fuse_legs`).
 
     Each leg is ranked as written and with its expansion terms
-    (:func:`~memory_graph.recall.expand.expanded_text`), fused; then, with ``stats``, its
-    hop pass (:func:`_hop_pass`: the words the first hit of that fusion adds with what the
-    question still asks; the paraphrases may find the statement the question words as
-    written miss) takes every other place after the first. For a question naming its
+    (:func:`~memory_graph.recall.expand.expanded_text`), fused; a "how many" question's
+    fusion takes in, at :data:`_KIND_WEIGHT`, the ranking of what its first hits all say
+    beside it (:func:`_kind_pass`: its kind of statement, whatever the value); then, with
+    ``stats``, its hop pass (:func:`_hop_pass`: the words the first hit of that fusion adds
+    with what the question still asks; the paraphrases may find the statement the question
+    words as written miss) takes every other place after the first. For a question naming its
     someone by a condition (:func:`~.terms.names_by_condition`), the second hit hops as well
     when it scores at least :data:`_SECOND_HIT_SHARE` of the first (the hops take turns). The
     whole text beside its questions (a leg of weight below 1) is ranked as written only: it
@@ -262,6 +267,9 @@ def rank_legs(
         if text != leg.text and _EXPAND_WEIGHT > 0:
             passes.append((Leg(text, _EXPAND_WEIGHT), rank_one(text)))
         merged = passes[0][1] if len(passes) == 1 else fuse_legs(passes, limit=limit)
+        kind = _kind_pass(leg.text, text, merged, rank_one)
+        if kind:
+            merged = fuse_legs([(Leg(text), merged), (Leg(text, _KIND_WEIGHT), kind)], limit=limit)
         # The hop from the first hit, and, for a question naming its someone by a condition,
         # from the second when it scores nearly as well (the condition may be what either
         # says of its someone).
@@ -287,6 +295,35 @@ def rank_legs(
     return interleave([fused, *[hits for leg, hits in groups if leg.weight >= 1.0]], limit=limit)
 
 
+def _kind_pass(
+    question: str,
+    expanded: str,
+    merged: Sequence[Ranked],
+    rank_one: Callable[[str], Sequence[Ranked]],
+) -> list[Ranked]:
+    """What a "how many" question's first hits say beside it: the words all of its first
+    :data:`_KIND_HITS` hits hold and the question does not ("家乡" of "有几个人和我一样是
+    湖南长沙的" when each hit reads "…其家乡是…"), ranked. They name the kind of statement
+    the count is checked against, whatever its value; empty for other questions.
+    """
+    if not asks_count(question) or len(merged) < _KIND_HITS:
+        return []
+    asked = set(map(term_of, tokenize(expanded)))
+    shared: set[str] | None = None
+    for hit in merged[:_KIND_HITS]:
+        if hit.doc.thread is not None:
+            return []
+        terms = {
+            t
+            for t in map(term_of, hit.doc.tokens)
+            if len(t) > 1 and not is_stop_term(t) and not is_function_pair(t) and t not in asked
+        }
+        shared = terms if shared is None else shared & terms
+    if not shared:
+        return []
+    return list(rank_one(" ".join(sorted(shared))))
+
+
 def _hop_pass(
     question: str,
     expanded: str,
@@ -297,10 +334,11 @@ def _hop_pass(
     """The second hop of one leg from one of its hits: the hit's own words
     (:func:`hop_terms`) with what the question still asks (:func:`residual_text`), ranked;
     only results holding a hop term count (the others are not about the someone the hit
-    found). Empty without statistics, for a conversation turn (as in the ranking's own hop
-    pass, its second hop is its thread neighbours), and for a "how many" question (it wants
-    every statement of a kind: a hop to what else one of them says would only crowd the
-    others out).
+    found), and not the hit itself (placed already: a hop pass repeating it first gives up
+    a place to no one). Empty without statistics, for a conversation turn (as in the
+    ranking's own hop pass, its second hop is its thread neighbours), and for a "how many"
+    question (it wants every statement of a kind: a hop to what else one of them says would
+    only crowd the others out).
     """
     if stats is None or found.doc.thread is not None or asks_count(question):
         return []
@@ -313,7 +351,7 @@ def _hop_pass(
     return [
         r
         for r in rank_one(f"{' '.join(hop)} {expanded_text(rest) or rest}")
-        if not want.isdisjoint(map(term_of, r.doc.tokens))
+        if r.doc.id != found.doc.id and not want.isdisjoint(map(term_of, r.doc.tokens))
     ]
 
 

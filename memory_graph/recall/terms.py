@@ -273,8 +273,10 @@ def condition_values(text: str) -> tuple[str, ...]:
     return tuple(m.group(1) for m in _CONDITION.finditer(text))
 
 
+# "那个喜欢跑步的人" (the one who ...), and "我去过的书店" / "我用过的相机" (the thing named by
+# what I did with it: a verb phrase of up to 6 characters between "我" and "的").
 _NAMED_BY_CONDITION = re.compile(
-    r"那(?:个|位)[^，。？?!！,]*的"
+    r"那(?:个|位)[^，。？?!！,]*的|我[^的，。？?!！,]{1,6}的"
     r"|\bthe (?:one|person|man|woman|guy|people|friend|event) (?:who|whose|that|which|with)\b",
     re.IGNORECASE,
 )
@@ -282,11 +284,14 @@ _NAMED_BY_CONDITION = re.compile(
 
 def names_by_condition(text: str) -> bool:
     """Whether a question names its someone by a condition ("那个喜欢跑步的人",
-    "the one who runs") rather than by name: its first hits are candidates for that
-    someone, and which one the condition means is for the hop to tell.
+    "the one who runs", "我去过的书店") rather than by name: its first hits are candidates
+    for that someone, and which one the condition means is for the hop to tell (a merged
+    memory may hold two bookshops "I went to").
 
     Examples:
         >>> [names_by_condition(q) for q in ("那个当翻译的人是哪里人？", "我表哥是哪里人？")]
+        [True, False]
+        >>> [names_by_condition(q) for q in ("我去过的书店怎么样？", "我的相机是什么？")]
         [True, False]
         >>> names_by_condition("Where is the one who paints from?")
         True
