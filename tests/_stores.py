@@ -19,6 +19,8 @@ import psycopg
 import pytest
 
 from memory_graph import AsyncMemoryStore, Limits, MemoryStore
+from memory_graph.recall.tokenize import TOKENIZER_VERSION
+from memory_graph.storage._schema import MIGRATIONS
 
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=timezone.utc)
 
@@ -119,3 +121,16 @@ def db_state(dsn: str) -> dict[str, list[str]]:
             rows = conn.execute(f"SELECT t::text FROM {table} t ORDER BY {order}").fetchall()
             out[table] = [r[0] for r in rows]
     return out
+
+
+def schema_at(dsn: str, version: int) -> None:
+    """Bring an empty database to schema ``version`` (migrations 0..version), as the code of
+    that version left it, with the running tokenizer recorded (an upgrade test's start)."""
+    with psycopg.connect(dsn, autocommit=True) as c:
+        for v, sql in enumerate(MIGRATIONS[: version + 1]):
+            c.execute(sql)
+            c.execute("INSERT INTO mg_migrations (v) VALUES (%s)", (v,))
+        c.execute(
+            "INSERT INTO mg_meta (key, value) VALUES ('tokenizer_version', %s)",
+            (str(TOKENIZER_VERSION),),
+        )

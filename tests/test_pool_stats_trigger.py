@@ -13,11 +13,9 @@ from datetime import timedelta
 
 import psycopg
 from _scan import stats_consistent
-from _stores import T0
+from _stores import T0, schema_at
 
 from memory_graph import Limits, MemoryStore, Owner
-from memory_graph.recall.tokenize import TOKENIZER_VERSION
-from memory_graph.storage._schema import MIGRATIONS
 
 ALICE = Owner("alice", agent="helper", workspace="w1")
 
@@ -96,14 +94,7 @@ def test_counts_follow_every_kind_of_update(pg_dsn: str) -> None:
 
 
 def test_an_upgraded_database_keeps_counting(pg_dsn: str) -> None:
-    with psycopg.connect(pg_dsn, autocommit=True) as c:  # a database at v13
-        for version, sql in enumerate(MIGRATIONS[:14]):
-            c.execute(sql)
-            c.execute("INSERT INTO mg_migrations (v) VALUES (%s)", (version,))
-        c.execute(
-            "INSERT INTO mg_meta (key, value) VALUES ('tokenizer_version', %s)",
-            (str(TOKENIZER_VERSION),),
-        )
+    schema_at(pg_dsn, 13)
     with MemoryStore.open(pg_dsn) as store:
         a = store.add(ALICE, "fact", "Alice keeps bees", level="user")
         store.set_preference(ALICE, "tone", "brief", updated_at=T0)

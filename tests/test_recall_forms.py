@@ -39,6 +39,17 @@ def _ranked(texts: list[str], query: str, limit: int = 10) -> list[str]:
     return [r.doc.text for r in rank(query, docs, limit=limit, stats=corpus_stats(docs))]
 
 
+def _legs(docs: list[Document], query: str, limit: int = 10) -> list[str]:
+    """The texts :func:`rank_legs` returns for ``query`` over ``docs``, with statistics."""
+    from memory_graph.recall.plan import rank_legs
+
+    stats = corpus_stats(docs)
+    ranked = rank_legs(
+        query, lambda text: rank(text, docs, limit=10, stats=stats), limit=limit, stats=stats
+    )
+    return [r.doc.text for r in ranked]
+
+
 def test_how_many_question_takes_no_hop_to_what_else_its_hits_say() -> None:
     # Every birthday statement is evidence of "how many were born in September" (the ones of
     # other months too: they are what the count is checked against); the first hit's other
@@ -117,22 +128,12 @@ def test_the_hop_follows_the_hit_its_paraphrases_found() -> None:
     # "兴趣爱好是集邮的人": the statement says "喜欢集邮" (the expansion pass finds it first);
     # the question as written ranks another "集邮" statement first. The hop to the someone
     # (表哥) starts from the fused first hit, so his place of work comes right after it.
-    from memory_graph.recall.plan import rank_legs
 
     hobby, works = "我表哥特别喜欢集邮。", "我表哥在浙江杭州上班。"
     others = ["集邮展周末开幕。", "我表哥今年30岁。", "集邮协会的地点是上海。"]
     others += ["我表哥的身高是180cm。", "我同事在北京上班。", "我舅舅在广州上班。"]
     docs = _docs([*FILLER, hobby, works, *others])
-    stats = corpus_stats(docs)
-    texts = [
-        r.doc.text
-        for r in rank_legs(
-            "那个兴趣爱好是集邮的人，工作地在哪？",
-            lambda text: rank(text, docs, limit=10, stats=stats),
-            limit=10,
-            stats=stats,
-        )
-    ]
+    texts = _legs(docs, "那个兴趣爱好是集邮的人，工作地在哪？")
     assert texts[:2] == [hobby, works]
 
 
@@ -140,23 +141,13 @@ def test_the_second_hit_hops_when_it_scores_nearly_as_well() -> None:
     # "当翻译的人": a statement about translators in general ranks first, the one about my
     # colleague second and close; the colleague's hometown is reached from the second hit
     # ("同事" is in too many statements for the ranking's own bridge pass).
-    from memory_graph.recall.plan import rank_legs
 
     job, home = "我同事是做翻译的。", "我同事的老家是河南郑州。"
     others = ["翻译的人今天在上海开会。", "翻译协会的规模是三百人。", "我同事喜欢爬山。"]
     others += ["我同事今年30岁。", "我同事在北京上班。", "我上司的老家是北京。"]
     others += ["我表哥的老家是江苏南京。", "我舅舅的老家是湖北武汉。"]
     docs = _docs([*FILLER, job, home, *others])
-    stats = corpus_stats(docs)
-    texts = [
-        r.doc.text
-        for r in rank_legs(
-            "那个当翻译的人，老家是哪里？",
-            lambda text: rank(text, docs, limit=10, stats=stats),
-            limit=10,
-            stats=stats,
-        )
-    ]
+    texts = _legs(docs, "那个当翻译的人，老家是哪里？")
     assert texts[0] == others[0] and job in texts[:3]
     assert texts.index(home) <= 3
 
@@ -165,7 +156,6 @@ def test_the_value_of_a_condition_tells_its_someone_apart() -> None:
     # "那个教育背景是专科的人": every formal statement says "教育背景是"; "专科" is the one
     # asked about, said in other words ("只有专科学历"). Its name is stated with "父亲"
     # where the hit says "爸爸", and "有几个字" asks about the name, it counts no statements.
-    from memory_graph.recall.plan import rank_legs
     from memory_graph.recall.terms import asks_count, condition_values
 
     formal = [
@@ -179,15 +169,9 @@ def test_the_value_of_a_condition_tells_its_someone_apart() -> None:
     dad, name = "我爸爸只有专科学历。", "我父亲的姓名是陈立伟。"
     more = ["我爸爸喜欢钓鱼。", "我爸爸今年60岁。", "我父亲在北京上班。", "我妈妈的姓名是王丽。"]
     docs = _docs([*FILLER, *formal, dad, name, *more])
-    stats = corpus_stats(docs)
     query = "那个教育背景是专科的人，其姓名的有几个字？"
     assert condition_values(query) == ("专科",) and not asks_count(query)
-    texts = [
-        r.doc.text
-        for r in rank_legs(
-            query, lambda text: rank(text, docs, limit=10, stats=stats), limit=10, stats=stats
-        )
-    ]
+    texts = _legs(docs, query)
     assert texts[0] == dad
     assert name in texts[:3]
     assert query_terms(query).weights["专科"] == 2 * query_terms("专科").weights["专科"]
@@ -209,7 +193,6 @@ def test_the_hop_borrows_the_someone_a_hit_names_first() -> None:
     # "我表姐特别爱好美食烹饪" answers "喜欢吃货和爱烹饪的人" in other words: "爱好" and
     # "美食" are its condition (and rarer than "表姐"); the someone is named first.
     from memory_graph.recall.expand import hop_terms
-    from memory_graph.recall.plan import rank_legs
 
     hit, works = "我表姐特别爱好美食烹饪。", "我表姐在山东青岛工作呢。"
     more = ["我表姐今年36岁。", "我表姐的身高是165cm。", "我表姐的生日是8月1日。"]
@@ -223,12 +206,7 @@ def test_the_hop_borrows_the_someone_a_hit_names_first() -> None:
     query = "那个特别喜欢吃货和爱烹饪的人，他们是在哪里工作的呀？"
     assert hop_terms(query, hit, stats)[0] == "表姐"
     assert "特别" not in hop_terms("那个爱好美食的人？", hit, stats)  # an adverb says no who
-    texts = [
-        r.doc.text
-        for r in rank_legs(
-            query, lambda text: rank(text, docs, limit=10, stats=stats), limit=10, stats=stats
-        )
-    ]
+    texts = _legs(docs, query)
     assert texts[0] == hit
     assert texts.index(works) <= 2
 
@@ -269,7 +247,6 @@ def test_a_hop_pass_leaves_out_the_hit_it_hops_from() -> None:
     # Two events last five weeks; the hop from each answers "时间是什么" for that event. The
     # hits are placed already: a hop result repeating its own hit would take the place of
     # the second event's time (the first event's name words reach other events too).
-    from memory_graph.recall.plan import rank_legs
 
     first, second = "灯光艺术之旅的持续时间是五个周。", "徒步美食文化节的持续时间是五个周。"
     when = "徒步美食文化节的时间是下下周日上午十点。"
@@ -277,16 +254,7 @@ def test_a_hop_pass_leaves_out_the_hit_it_hops_from() -> None:
     others += ["徒步美食文化节的地点是杭州。", "灯光模型盛宴的规模是八百人。"]
     others += [f"{e}的持续时间是{n}个周。" for e, n in (("绘画之旅", "两"), ("泳购派对", "三"))]
     docs = _docs([*FILLER, first, second, when, *others])
-    stats = corpus_stats(docs)
-    texts = [
-        r.doc.text
-        for r in rank_legs(
-            "那个持续时间是五个周的活动，时间是什么？",
-            lambda text: rank(text, docs, limit=10, stats=stats),
-            limit=10,
-            stats=stats,
-        )
-    ]
+    texts = _legs(docs, "那个持续时间是五个周的活动，时间是什么？")
     assert texts[0] == first and second in texts[:3]
     assert texts.index(when) <= 3  # 5th when each hop repeated its own hit first
 
@@ -294,7 +262,6 @@ def test_a_hop_pass_leaves_out_the_hit_it_hops_from() -> None:
 def test_a_thing_named_by_what_i_did_with_it_hops_from_both_candidates() -> None:
     # "我去过的书店": two statements name a bookshop I went to (a merged memory); which one is
     # meant is for the hop to tell, so the second candidate's facts are reached as well.
-    from memory_graph.recall.plan import rank_legs
     from memory_graph.recall.terms import names_by_condition
 
     first, second = "我刚才去过的书店叫枫林书店。", "我刚才去过的那个书店，就是海边书店。"
@@ -302,15 +269,9 @@ def test_a_thing_named_by_what_i_did_with_it_hops_from_both_candidates() -> None
     others = ["海边书店的咖啡是免费的。", "海边书店真的很美，就是人太多。"]
     others += ["我去过的那家医院是看骨科的。", "我住的小区叫阳光小区。", "我去过的商场是万象城。"]
     docs = _docs([*FILLER, first, second, review, *others])
-    stats = corpus_stats(docs)
     query = "我去过的书店怎么样？"
     assert names_by_condition(query)
-    texts = [
-        r.doc.text
-        for r in rank_legs(
-            query, lambda text: rank(text, docs, limit=10, stats=stats), limit=5, stats=stats
-        )
-    ]
+    texts = _legs(docs, query, limit=5)
     assert texts[:3] == [first, review, second]
     assert set(others[:2]) & set(texts[3:5])  # what the hop from the second candidate found
 
@@ -319,29 +280,21 @@ def test_a_unit_counts_in_either_spelling() -> None:
     # "168cm" asked, "168厘米" stated: the expansion adds the other spelling with the same
     # digits (not "一百六十八c": a Chinese numeral before a Latin unit matches nothing).
     from memory_graph.recall.expand import expanded_text
-    from memory_graph.recall.plan import rank_legs
 
     tall = "我上司身高168厘米。"
     others = [f"我{r}身高{n}厘米。" for r, n in (("表弟", 166), ("同事", 158), ("舅妈", 175))]
     others += ["周明远是我的父亲，其身高是166cm。", "我上司今年45岁。", "我表弟今年20岁。"]
     docs = _docs([*FILLER, *others, tall])
-    stats = corpus_stats(docs)
     query = "那个身高是168cm的人，年龄是多少？"
     assert "168厘米" in (expanded_text(query) or "")
     assert "168cm" in (expanded_text("那个身高是168厘米的人？") or "")
-    texts = [
-        r.doc.text
-        for r in rank_legs(
-            query, lambda text: rank(text, docs, limit=10, stats=stats), limit=10, stats=stats
-        )
-    ]
+    texts = _legs(docs, query)
     assert texts[:2] == [tall, "我上司今年45岁。"]  # was 我表弟 (166厘米), then his age
 
 
 def test_a_how_many_question_reaches_every_statement_of_its_kind() -> None:
     # "有几个人和我一样是湖南长沙的" never says "家乡": its first hits do ("…其家乡是湖南长沙"),
     # and every hometown statement is what the count is checked against, whatever its place.
-    from memory_graph.recall.plan import rank_legs
 
     homes = [
         f"{n}是我的{r}，其家乡是{p}。"
@@ -358,15 +311,6 @@ def test_a_how_many_question_reaches_every_statement_of_its_kind() -> None:
     others += [f"{n}是我的{r}，其工作地是{p}。" for n, r, p in (("张静怡", "母亲", "北京"),)]
     others += ["赵雅婷是我的同事，其工作地是湖南长沙。"]
     docs = _docs([*FILLER, *homes, *others])
-    stats = corpus_stats(docs)
-    texts = [
-        r.doc.text
-        for r in rank_legs(
-            "有几个人和我一样是湖南长沙的？",
-            lambda text: rank(text, docs, limit=10, stats=stats),
-            limit=10,
-            stats=stats,
-        )
-    ]
+    texts = _legs(docs, "有几个人和我一样是湖南长沙的？")
     assert texts[:3] == homes[:3]
     assert set(homes) <= set(texts[:9])  # two of them were out of the first ten

@@ -12,9 +12,9 @@ from __future__ import annotations
 from typing import Any
 
 import psycopg
+from _stores import schema_at
 
 from memory_graph import MemoryStore, Owner
-from memory_graph.recall.tokenize import TOKENIZER_VERSION
 from memory_graph.storage._schema import MIGRATIONS
 
 DROPPED_TABLES = ("mg_record_tokens", "mg_postings", "mg_term_df")
@@ -98,14 +98,7 @@ def test_fresh_setup_has_no_token_index(pg_dsn: str) -> None:
 def _v12_database(dsn: str) -> None:
     """A database at schema v12 whose token index holds every active record's tokens, as
     the code before v13 kept it (the triggers fill mg_postings and mg_term_df)."""
-    with psycopg.connect(dsn, autocommit=True) as c:
-        for version, sql in enumerate(MIGRATIONS[:13]):
-            c.execute(sql)
-            c.execute("INSERT INTO mg_migrations (v) VALUES (%s)", (version,))
-        c.execute(
-            "INSERT INTO mg_meta (key, value) VALUES ('tokenizer_version', %s)",
-            (str(TOKENIZER_VERSION),),
-        )
+    schema_at(dsn, 12)
 
 
 def _v12_token_rows(dsn: str) -> tuple[int, int]:
