@@ -87,10 +87,15 @@ def get_record_op(owner: Owner, record_id: str) -> Op[Record]:
     """One record visible to the owner, whatever its status.
 
     Raises:
+        ValidationError: ``record_id`` is neither a string nor a UUID.
         NotFoundError: no such record among the owner's identities.
     """
+    if isinstance(record_id, uuid.UUID):
+        record_id = str(record_id)
+    if not isinstance(record_id, str):  # str() of a value nested 2000 deep would recurse
+        raise ValidationError(f"record id must be a string, got {type(record_id).__name__}")
     try:
-        uuid.UUID(str(record_id))
+        uuid.UUID(record_id)
     except ValueError:
         raise NotFoundError(f"record {short(record_id)} not found for this owner") from None
     cond, params = visible(owner)
