@@ -1,5 +1,7 @@
 """The store dumps ``jsonb`` parameters with ``orjson`` (``storage._base.dump_json``) and
-reads ``jsonb`` columns with it (``storage._base.load_json``).
+reads ``jsonb`` columns with it (``storage._base.load_json``). Rows and audit values go as
+they are: ``dump_json`` writes their datetimes and UUIDs as ``jsonable`` did, on the store's
+own pool and on the application's.
 
 The stored value must be exactly what ``json.dumps`` stored, and a value read back exactly
 what ``json.loads`` read; what ``orjson`` refuses or reads differently (keys that are not
@@ -11,18 +13,23 @@ alone.
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+import uuid
+from datetime import date, datetime, timedelta, timezone
 from typing import Any
 
 import psycopg
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from psycopg.adapt import PyFormat
 from psycopg.pq import Format
 from psycopg.types.json import Jsonb
+from psycopg_pool import ConnectionPool
 
 from memory_graph import MemoryStore, Owner
+from memory_graph.errors import ValidationError
 from memory_graph.storage._base import dump_json, load_json
+from memory_graph.storage._rows import jsonable
 
 _TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=12)
 _JSON = st.recursive(
@@ -40,6 +47,79 @@ _JSON = st.recursive(
 @given(_JSON)
 def test_same_value_as_json_dumps(value: Any) -> None:
     assert json.loads(dump_json(value)) == json.loads(json.dumps(value))
+
+
+_AWARE = st.datetimes(
+    min_value=datetime(1, 1, 2), max_value=datetime(9999, 12, 30), timezones=st.timezones()
+)
+_ROW = st.recursive(
+    _JSON | _AWARE | st.uuids(),
+    lambda inner: st.lists(inner, max_size=4)
+    | st.tuples(inner, inner)
+    | st.dictionaries(_TEXT, inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_ROW)
+def test_writes_rows_as_jsonable_does(value: Any) -> None:
+    # The store's writes pass datetimes and UUIDs as they are (any timezone: written in UTC)
+    assert dump_json(value) == dump_json(jsonable(value))
+    assert json.loads(dump_json(value)) == json.loads(json.dumps(jsonable(value)))
+
+
+def test_what_jsonable_refuses_is_refused_alike() -> None:
+    naive = {"at": datetime(2026, 1, 1)}
+    for bad in (naive, [naive], {"x": object()}, {"d": date(2026, 1, 1)}):
+        with pytest.raises((ValidationError, TypeError)) as dumped:
+            dump_json(bad)
+        with pytest.raises((ValidationError, TypeError)) as old:
+            json.dumps(jsonable(bad))
+        assert type(dumped.value) is type(old.value)
+    # keys that are not strings go through json.dumps, as before; their values convert alike
+    keyed = {1: datetime(2026, 1, 1, tzinfo=timezone.utc), None: [uuid.UUID(int=7)]}
+    assert dump_json(keyed) == json.dumps(
+        {1: "2026-01-01T00:00:00Z", None: [str(uuid.UUID(int=7))]}
+    ).encode()
+
+
+def test_a_pool_of_the_application_writes_the_same(pg_dsn: str) -> None:
+    """A store built on the application's own pool (psycopg's global json.dumps, no UTC
+    session) writes its rows and audit values exactly as on its own pool."""
+    at = datetime(2026, 1, 1, 9, tzinfo=timezone(timedelta(hours=8)))
+    pool = ConnectionPool(pg_dsn, open=True, kwargs={"autocommit": False})
+    try:
+        store = MemoryStore(pool, clock=lambda: at)  # a clock in UTC+8
+        store.setup()
+        owner = Owner("alice")
+        store.set_preference(owner, "tone", "warm", updated_at=at)
+        assert store.set_preference(owner, "tone", "dry", updated_at=at + timedelta(1)).status == (
+            "UPDATED"
+        )
+        store.add(owner, "fact", "likes tea", expires_at=at + timedelta(days=30))
+        pid = store.propose(owner, "add", {"kind": "fact", "content": "owns a bike"}, level="user")
+        assert store.decide(owner, pid.id, "approve").status == "approved"
+    finally:
+        pool.close()
+    with psycopg.connect(pg_dsn) as c:
+        stamps = [
+            r[0]
+            for r in c.execute(
+                "SELECT after->>'updated_at' FROM mg_audit WHERE target_kind = 'preference' "
+                "UNION ALL SELECT after->'args'->>'expires_at' FROM mg_audit "
+                "WHERE action = 'proposed' AND after->'args' ? 'expires_at'"
+            )
+        ]
+        rec = c.execute("SELECT expires_at FROM mg_records WHERE content = 'likes tea'").fetchone()
+        n = c.execute("SELECT count(*) FROM mg_audit").fetchone()
+        ats = {r[0] for r in c.execute("SELECT DISTINCT at FROM mg_audit")}
+        created = c.execute("SELECT DISTINCT args->>'expires_at' FROM mg_proposals").fetchall()
+    assert stamps == ["2026-01-01T01:00:00Z", "2026-01-02T01:00:00Z", "2026-01-31T01:00:00Z"]
+    assert rec == (at + timedelta(days=30),) and n is not None and n[0] >= 9
+    assert ats == {at} and sorted(created, key=str) == sorted(
+        [(None,), ("2026-01-31T01:00:00Z",)], key=str
+    )
 
 
 @settings(max_examples=300, deadline=None)

@@ -24,25 +24,15 @@ from ..validate import aware
 from ._driver import PoolOptions
 from ._known import KnownPrefs
 from ._recall_cache import RecallCache
+from ._rows import dump_json
 from ._search import SearchArgs, validate_search_args
 
 if TYPE_CHECKING:
     from langchain_core.embeddings import Embeddings
 
-__all__ = ["StoreBase", "pool_kwargs"]
+__all__ = ["StoreBase", "dump_json", "load_json", "pool_kwargs"]
 
 _log = logging.getLogger("memory_graph")
-
-
-def dump_json(obj: Any) -> bytes:
-    """The JSON text of a ``jsonb`` parameter: ``orjson`` (a commit sends several, 10x
-    faster than ``json.dumps``), or ``json.dumps`` for what ``orjson`` refuses (keys that
-    are not strings, integers beyond 64 bits, lone surrogates), so such a value meets the
-    same outcome as before. The store validates every float it stores as finite."""
-    try:
-        return orjson.dumps(obj)
-    except TypeError:  # orjson.JSONEncodeError is a TypeError
-        return json.dumps(obj).encode()
 
 
 _LONG_NUMBER = re.compile(rb"[0-9]{19}")

@@ -19,7 +19,7 @@ from .._identity import Identity, Owner
 from .._types import Limits, Trust, WriteStatus
 from ..errors import LimitExceededError
 from ._driver import Op, Query
-from ._rows import jsonable
+from ._rows import jsonb
 
 __all__ = [
     "AUDIT_INSERT",
@@ -143,8 +143,8 @@ def audit_row(
         target_kind,
         target_id,
         action,
-        Jsonb(jsonable(before)) if before is not None else None,
-        Jsonb(jsonable(after)) if after is not None else None,
+        jsonb(before) if before is not None else None,
+        jsonb(after) if after is not None else None,
         version,
         ctx.proposal_id,
         ctx.actor,
@@ -171,12 +171,13 @@ _AUDIT_NAMES = _AUDIT_COLS.split(", ")
 
 
 def _audit_json(row: tuple[Any, ...]) -> dict[str, Any]:
+    """One audit row as an element of the statement's jsonb array (dumped by
+    ``_base.dump_json``, which writes datetimes and UUIDs as the audit log stores them)."""
     out = dict(zip(_AUDIT_NAMES, row, strict=True))
-    for name in ("before", "after"):  # audit_row made them Jsonb of plain JSON already
+    for name in ("before", "after"):  # audit_row wrapped them
         value = out[name]
-        out[name] = value.obj if isinstance(value, Jsonb) else jsonable(value)
-    for name in ("target_id", "version", "proposal_id", "at"):  # the rest are texts
-        out[name] = jsonable(out[name])
+        if isinstance(value, Jsonb):
+            out[name] = value.obj
     return out
 
 
@@ -201,7 +202,7 @@ def statement(
     """
     parts = list(writes)
     if audits:
-        rows = Jsonb([_audit_json(row) for row in audits])
+        rows = jsonb([_audit_json(row) for row in audits])
         parts.append(Query(_AUDIT_RECORDSET, (rows,), fetch="none"))
     if not parts and gate is None:
         raise ValueError("statement() needs at least one write")

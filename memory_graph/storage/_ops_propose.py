@@ -26,7 +26,7 @@ from ._ops_prefs import pref_row, profile_row
 from ._ops_reads import get_record_op
 from ._ops_records import locked_record
 from ._ops_rejections import rejection_fingerprint
-from ._rows import jsonable, proposal_from_row
+from ._rows import jsonb, proposal_from_row
 
 __all__ = [
     "Proposed",
@@ -427,10 +427,10 @@ def insert_decided(unsaved: Unsaved, *decided: Any) -> Query:
     ``decided``: status, decided_at, actor, decision and result, as ``_finish`` stores them.
     """
     row = {
-        name: value.obj if isinstance(value, Jsonb) else jsonable(value)
+        name: value.obj if isinstance(value, Jsonb) else value
         for name, value in zip(_DECIDED_NAMES, (*unsaved.values, *decided), strict=True)
     }
-    return Query(_INSERT_DECIDED, (Jsonb(row),), fetch="none")
+    return Query(_INSERT_DECIDED, (jsonb(row),), fetch="none")
 
 
 def _fresh_row(values: tuple[Any, ...]) -> dict[str, Any]:

@@ -36,7 +36,7 @@ from ._commit import (
     check_capacity,
 )
 from ._driver import Op, Query
-from ._rows import RECORD_COLS, jsonable, knowledge_from_json, record_from_row, visible
+from ._rows import RECORD_COLS, jsonb, knowledge_from_json, record_from_row, visible
 
 __all__ = [
     "apply_add",
@@ -198,17 +198,17 @@ def apply_add(ctx: CommitContext, args: dict[str, Any], *, optimistic: bool = Fa
         "knowledge": knowledge or None,
         "claim_key": claim.get("key"),
         "claim_value": claim.get("value"),
-        "expires_at": jsonable(exp),
+        "expires_at": exp,
         "content_hash": chash,
         "tokens": tokens,
-        "created_at": jsonable(updated_at),
-        "updated_at": jsonable(updated_at),
+        "created_at": updated_at,
+        "updated_at": updated_at,
     }
     cols = ", ".join(row_json)
     insert = Query(
         f"INSERT INTO mg_records ({cols}) SELECT {cols} "
         "FROM jsonb_populate_record(NULL::mg_records, %s) WHERE {ok}",
-        (Jsonb(row_json),),
+        (jsonb(row_json),),
         fetch="none",
     )
     writes = (insert,)

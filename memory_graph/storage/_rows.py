@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any, cast
+
+import orjson
+from psycopg.types.json import Jsonb
 
 from .._identity import Identity, IdentityLevel, Owner
 from .._time import format_utc
@@ -25,9 +29,11 @@ __all__ = [
     "RECORD_COLS",
     "commit_result_from_json",
     "commit_result_to_json",
+    "dump_json",
     "grant_from_row",
     "identity_from_row",
     "jsonable",
+    "jsonb",
     "knowledge_from_json",
     "preference_from_row",
     "profile_from_row",
@@ -229,3 +235,37 @@ def jsonable(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [jsonable(v) for v in value]
     return value
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return format_utc(value)
+    if isinstance(value, uuid.UUID):
+        return str(value)
+    if isinstance(value, Mapping):
+        return dict(value)
+    raise TypeError(f"{type(value).__name__} is not JSON serializable")
+
+
+def dump_json(obj: Any) -> bytes:
+    """The JSON text of a ``jsonb`` parameter (the store's connections use it for every
+    ``Jsonb``; :func:`jsonb` names it, so a value is written the same on a pool of the
+    application's).
+
+    ``orjson`` writes it (a commit sends several, 10x faster than ``json.dumps``), and
+    converts on the way what :func:`jsonable` converts, so the store's writes pass rows and
+    audit values as they are: a datetime as :func:`format_utc` writes it (UTC, ``Z``), a
+    UUID as its string, a mapping as an object. What ``orjson`` refuses (keys that are not
+    strings, integers beyond 64 bits, lone surrogates) goes through ``json.dumps`` with the
+    same conversions and meets the same outcome as before. The store validates every float
+    it stores as finite."""
+    try:
+        return orjson.dumps(obj, default=_json_default, option=orjson.OPT_PASSTHROUGH_DATETIME)
+    except TypeError:  # orjson.JSONEncodeError is a TypeError
+        return json.dumps(obj, default=_json_default).encode()
+
+
+def jsonb(obj: Any) -> Jsonb:
+    """``Jsonb(obj)`` dumped by :func:`dump_json` on any connection: ``obj`` may hold
+    datetimes, UUIDs and mappings, written as :func:`jsonable` writes them."""
+    return Jsonb(obj, dump_json)
