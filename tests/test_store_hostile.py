@@ -8,8 +8,8 @@ compared before and after), and no error message echoes an unbounded input.
 from __future__ import annotations
 
 import asyncio
-import uuid
 import inspect
+import uuid
 from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta, timezone
 from typing import Any

@@ -172,7 +172,7 @@ _AUDIT_NAMES = _AUDIT_COLS.split(", ")
 
 def _audit_json(row: tuple[Any, ...]) -> dict[str, Any]:
     """One audit row as an element of the statement's jsonb array (dumped by
-    ``_base.dump_json``, which writes datetimes and UUIDs as the audit log stores them)."""
+    ``_rows.dump_json``, which writes datetimes and UUIDs as the audit log stores them)."""
     out = dict(zip(_AUDIT_NAMES, row, strict=True))
     for name in ("before", "after"):  # audit_row wrapped them
         value = out[name]

@@ -34,7 +34,8 @@ class ReadMethods(StoreShell):
         return self._read(R.get_preferences_op(owner, as_of=as_of, clock=self._clock))
 
     def get_record(self, owner: Owner, record_id: str) -> Record:
-        """One visible record. Raises NotFoundError when not visible to ``owner``."""
+        """One visible record (``record_id`` a string or a UUID). Raises NotFoundError when
+        not visible to ``owner``, ValidationError when ``record_id`` is neither."""
         return self._read(R.get_record_op(owner, record_id))
 
     def list_records(
