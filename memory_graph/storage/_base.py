@@ -3,14 +3,11 @@ and the pure steps of hybrid search around the model calls."""
 
 from __future__ import annotations
 
-import json
 import logging
-import re
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-import orjson
 import psycopg
 from psycopg.adapt import AdaptersMap
 from psycopg.types.json import set_json_dumps, set_json_loads
@@ -24,7 +21,7 @@ from ..validate import aware
 from ._driver import PoolOptions
 from ._known import KnownPrefs
 from ._recall_cache import RecallCache
-from ._rows import dump_json
+from ._rows import dump_json, load_json
 from ._search import SearchArgs, validate_search_args
 
 if TYPE_CHECKING:
@@ -33,23 +30,6 @@ if TYPE_CHECKING:
 __all__ = ["StoreBase", "dump_json", "load_json", "pool_kwargs"]
 
 _log = logging.getLogger("memory_graph")
-
-
-_LONG_NUMBER = re.compile(rb"[0-9]{19}")
-
-
-def load_json(data: bytes | bytearray | memoryview) -> Any:
-    """The value of a ``json``/``jsonb`` column: ``orjson`` (a proposal row carries five
-    documents, 4x faster to read than with ``json.loads``), or ``json.loads`` where the two
-    could differ: a number of 19 digits or more (``orjson`` turns an integer beyond 64 bits
-    into a float) and what ``orjson`` refuses (a lone surrogate escape, a float beyond
-    range), so every value reads back exactly as before."""
-    if _LONG_NUMBER.search(data) is None:
-        try:
-            return orjson.loads(data)
-        except orjson.JSONDecodeError:
-            pass
-    return json.loads(bytes(data))
 
 
 class _Adapters:
