@@ -27,7 +27,7 @@ from ._search import SearchArgs, validate_search_args
 if TYPE_CHECKING:
     from langchain_core.embeddings import Embeddings
 
-__all__ = ["StoreBase", "dump_json", "load_json", "pool_kwargs"]
+__all__ = ["StoreBase", "pool_kwargs"]
 
 _log = logging.getLogger("memory_graph")
 
