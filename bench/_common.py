@@ -21,7 +21,7 @@ def server_dsn(arg: str | None) -> str:
     """The DSN given, else ``$MEMORY_GRAPH_DSN``, else the embedded server."""
     if arg:
         return arg
-    from memory_graph.storage._setup import resolve_dsn
+    from memory_graph.storage.server.setup import resolve_dsn
 
     return resolve_dsn(None)
 

@@ -31,7 +31,7 @@ from _common import scratch_database, server_dsn
 from langchain_core.messages import HumanMessage
 
 from memory_graph import MemoryStore, Owner
-from memory_graph.storage._schema import RECALL_STATS_REFRESH
+from memory_graph.storage.schema import RECALL_STATS_REFRESH
 from nodes import OfflineChatModel, create_memory_agent, open_checkpointer
 
 TEXT = "What should I cook tonight with tomatoes and rice? My sister Ada likes basil."

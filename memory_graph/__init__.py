@@ -1,21 +1,40 @@
 """memory-graph: governed long-term user memory for LangGraph agents.
 
-The public API of the core. Everything else lives in private modules (``_name.py``) or in
-pure helper modules (``tokenize``, ``guard``, ``validate``, ``proposals``, ...).
-
-``memory_graph.create_memory_agent`` (from the LangGraph layer, ``nodes``) resolves lazily
-and is deliberately left out of ``__all__``: importing ``memory_graph`` (even with ``*``)
-never imports ``nodes``.
+The public API of the core: the stores, the record types, the identities and the error tree.
+The pipeline's parts are subpackages (``recall``, ``guard``, ``extraction``, ``storage``); the
+LangGraph layer is the separate package ``nodes`` (``from nodes import create_memory_agent``),
+which depends on this one and never the other way round.
 """
 
 from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, version
-from typing import Any
 
-from ._identity import IDENTITY_LEVELS, Identity, IdentityLevel, Owner, loose_user_id
-from ._time import Clock, system_clock
-from ._types import (
+from .errors import (
+    ConfigurationError,
+    ConflictError,
+    IdempotencyConflictError,
+    IdentityMissingError,
+    LimitExceededError,
+    MemoryGraphError,
+    NoPendingReviewError,
+    NotFoundError,
+    ProposalExpiredError,
+    ResumeError,
+    ScopeError,
+    StaleWriteError,
+    StorageUnavailableError,
+    ThreadOwnerError,
+    UnknownFieldError,
+    UnknownThreadError,
+    ValidationError,
+)
+from .identity import IDENTITY_LEVELS, Identity, IdentityLevel, Owner, loose_user_id
+from .policy import ApprovalPolicy
+from .storage import AsyncMemoryStore, MemoryStore
+from .storage.ops.privacy import ForgetReport, SweepReport
+from .time import Clock, system_clock
+from .types import (
     Claim,
     CommitResult,
     DecisionKind,
@@ -40,28 +59,6 @@ from ._types import (
     Trust,
     WriteStatus,
 )
-from .errors import (
-    ConfigurationError,
-    ConflictError,
-    IdempotencyConflictError,
-    IdentityMissingError,
-    LimitExceededError,
-    MemoryGraphError,
-    NoPendingReviewError,
-    NotFoundError,
-    ProposalExpiredError,
-    ResumeError,
-    ScopeError,
-    StaleWriteError,
-    StorageUnavailableError,
-    ThreadOwnerError,
-    UnknownFieldError,
-    UnknownThreadError,
-    ValidationError,
-)
-from .policy import ApprovalPolicy
-from .storage import AsyncMemoryStore, MemoryStore
-from .storage._ops_privacy import ForgetReport, SweepReport
 
 try:
     __version__: str = version("langgraph-memory-graph")
@@ -124,11 +121,3 @@ __all__ = [
     "system_clock",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    # Lazy: the LangGraph layer depends on this package, never the other way round at import.
-    if name == "create_memory_agent":
-        import importlib
-
-        return importlib.import_module("nodes").create_memory_agent
-    raise AttributeError(f"module 'memory_graph' has no attribute {name!r}")

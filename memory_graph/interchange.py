@@ -31,10 +31,10 @@ from datetime import datetime
 from typing import Any
 
 from . import validate as v
-from ._identity import IdentityLevel
-from ._time import ensure_aware, format_utc
-from ._types import Limits, Operation, Preference, Profile, Record
 from .errors import LimitExceededError, ValidationError
+from .identity import IdentityLevel
+from .time import ensure_aware, format_utc
+from .types import Limits, Operation, Preference, Profile, Record
 
 __all__ = ["EXPORT_VERSION", "ImportItem", "build_export", "parse_import"]
 

@@ -15,10 +15,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from ._identity import IDENTITY_LEVELS, IdentityLevel
-from ._time import ensure_aware, format_utc
-from ._types import DEFAULT_PROFILE_FIELDS, Persona, Preference, Profile, Record
+from .identity import IDENTITY_LEVELS, IdentityLevel
 from .safetext import PROMPT_ESCAPES, fold, prompt_value
+from .time import ensure_aware, format_utc
+from .types import DEFAULT_PROFILE_FIELDS, Persona, Preference, Profile, Record
 
 __all__ = ["escape", "render_context_block", "render_memory_md"]
 

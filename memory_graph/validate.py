@@ -21,9 +21,10 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any, get_args
 
-from ._identity import IDENTITY_LEVELS, IdentityLevel
-from ._time import ensure_aware, format_utc
-from ._types import (
+from .errors import LimitExceededError, UnknownFieldError, ValidationError
+from .identity import IDENTITY_LEVELS, IdentityLevel
+from .time import ensure_aware, format_utc
+from .types import (
     Claim,
     DecisionKind,
     Kind,
@@ -33,7 +34,6 @@ from ._types import (
     Sensitivity,
     Trust,
 )
-from .errors import LimitExceededError, UnknownFieldError, ValidationError
 
 __all__ = [
     "DECISIONS",

@@ -234,7 +234,7 @@ def build_memory_graph(
         store: a ``MemoryStore`` (sync nodes) or ``AsyncMemoryStore`` (async nodes);
             ``None``: the nodes and tools use the graph's ``runtime.store``, so compile with
             ``store=GovernedStore(memory_store)`` (or let a LangGraph server supply it).
-        extractor: the extraction runnable (``memory_graph.extract.create_extractor``);
+        extractor: the extraction runnable (``memory_graph.extraction.create_extractor``);
             ``None`` uses the offline pattern extractor.
         policy: an ``ApprovalPolicy``; ``None`` means every write waits for a human.
         tools: extra tools for the model, besides the memory tools.
@@ -429,7 +429,7 @@ def open_checkpointer(
     Yields:
         The ``PostgresSaver``.
     """
-    from memory_graph.storage._checkpoint import open_saver
+    from memory_graph.storage.checkpoint import open_saver
 
     from ._encryption import seal_checkpointer
 
@@ -452,7 +452,7 @@ async def open_async_checkpointer(
     Yields:
         The ``AsyncPostgresSaver``.
     """
-    from memory_graph.storage._checkpoint import open_async_saver
+    from memory_graph.storage.checkpoint import open_async_saver
 
     from ._encryption import seal_checkpointer
 

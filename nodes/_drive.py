@@ -27,7 +27,7 @@ class Call:
     """One I/O step of a node body."""
 
     name: str
-    """A store method name, or a function name in ``memory_graph.extract``."""
+    """A store method name, or a function name in ``memory_graph.extraction``."""
     args: tuple[Any, ...] = ()
     kwargs: dict[str, Any] = field(default_factory=dict)
     target: Literal["store", "extract", "attr"] = "store"
@@ -41,7 +41,7 @@ def is_async_store(store: Any) -> bool:
 
 def _sync_fn(store: Any, call: Call) -> Callable[..., Any]:
     if call.target == "extract":
-        from memory_graph import extract
+        from memory_graph import extraction as extract
 
         return cast(Callable[..., Any], getattr(extract, call.name))
     return cast(Callable[..., Any], getattr(store, call.name))
@@ -49,7 +49,7 @@ def _sync_fn(store: Any, call: Call) -> Callable[..., Any]:
 
 def _async_fn(store: Any, call: Call) -> Callable[..., Awaitable[Any]]:
     if call.target == "extract":
-        from memory_graph import extract
+        from memory_graph import extraction as extract
 
         return cast(Callable[..., Awaitable[Any]], getattr(extract, "a" + call.name))
     return cast(Callable[..., Awaitable[Any]], getattr(store, call.name))

@@ -60,7 +60,7 @@ def chat_model_from_env(**kwargs: Any) -> BaseChatModel | None:
     Reads ``OPENAI_API_KEY`` (required), ``OPENAI_BASE_URL`` (optional, for compatible
     servers) and ``MEMORY_GRAPH_MODEL`` (default ``gpt-4o-mini``). Pass the extractor's
     method from :func:`structured_method_from_env` to
-    ``memory_graph.extract.create_extractor``.
+    ``memory_graph.extraction.create_extractor``.
 
     Args:
         **kwargs: extra ``ChatOpenAI`` arguments (temperature, timeout ...).

@@ -221,7 +221,7 @@ def _extract(
     ``listed``: the thread's pending proposals when the caller read them already (the
     entry node reads them with the context); ``None`` reads them here.
     """
-    from memory_graph.extract import plan_writes
+    from memory_graph.extraction import plan_writes
 
     messages: list[AnyMessage] = list(state.get("messages") or [])
     previous: Mapping[str, Any] = state.get("extraction") or {}
@@ -337,7 +337,7 @@ def create_extract_memories(
 ) -> Node:
     """Create the extraction node: new human messages → guarded candidates → proposals.
 
-    Runs ``memory_graph.extract.extract_candidates`` over the human messages that arrived
+    Runs ``memory_graph.extraction.extract_candidates`` over the human messages that arrived
     since the last extraction, plans writes against what is stored, and creates one
     proposal per planned write with the planned idempotency key, so a re-run creates
     nothing new. Then it collects every pending proposal of this thread (including those
@@ -347,7 +347,7 @@ def create_extract_memories(
 
     Args:
         store: a ``MemoryStore`` or ``AsyncMemoryStore``; ``None`` uses ``runtime.store``.
-        extractor: a runnable from ``memory_graph.extract.create_extractor``; ``None`` uses
+        extractor: a runnable from ``memory_graph.extraction.create_extractor``; ``None`` uses
             the offline pattern extractor.
         redact_blocked: mask what the guard blocks in the new human messages kept in the
             state (off by default: the model then never sees the masked text; see
@@ -384,7 +384,7 @@ def turn_entry(
     The results land in the same state keys (``user_context``, ``recalled``,
     ``pending_proposals``, ``extraction``, masked ``messages``), but the context block, the
     recall snapshot and the thread's pending proposals are read in one statement (the
-    store's ``_turn_entry``, ``storage/_ops_entry.py``). Extraction's own reads and
+    store's ``_turn_entry``, ``storage/ops/entry.py``). Extraction's own reads and
     proposals follow only when it found candidates. The caller checks the thread's owner
     first.
     """

@@ -66,7 +66,7 @@ def _release() -> None:
             return
         store, _memory = _memory, None
     store.close()
-    from memory_graph.storage._embedded import stop_embedded
+    from memory_graph.storage.server.embedded import stop_embedded
 
     stop_embedded()  # a no-op on a DSN: only a server this process started is released
 
@@ -100,7 +100,7 @@ def _model_and_extractor() -> tuple[BaseChatModel, Any]:
             if model is None:
                 _model = (OfflineChatModel(), None)  # the offline pattern extractor
             else:
-                from memory_graph.extract import create_extractor
+                from memory_graph.extraction import create_extractor
 
                 extractor = create_extractor(model, method=structured_method_from_env())  # type: ignore[arg-type]
                 _model = (model, extractor)

@@ -13,7 +13,7 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
-from memory_graph.storage._schema import RECALL_STATS_REFRESH
+from memory_graph.storage.schema import RECALL_STATS_REFRESH
 
 __all__ = ["scan", "scan_tables", "stats_consistent"]
 

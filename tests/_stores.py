@@ -20,7 +20,7 @@ import pytest
 
 from memory_graph import AsyncMemoryStore, Limits, MemoryStore
 from memory_graph.recall.tokenize import TOKENIZER_VERSION
-from memory_graph.storage._schema import MIGRATIONS
+from memory_graph.storage.schema import MIGRATIONS
 
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=timezone.utc)
 

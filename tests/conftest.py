@@ -46,7 +46,7 @@ def pg_server_dsn() -> Iterator[str]:
     if env:
         yield env
         return
-    from memory_graph.storage._embedded import start_embedded, stop_embedded
+    from memory_graph.storage.server.embedded import start_embedded, stop_embedded
 
     base = Path(tempfile.mkdtemp(prefix="mg-test-pg-"))
     try:

@@ -1,6 +1,6 @@
 """The commit path's round trips, pinned by counting them on the wire (never by timing).
 
-The driver (``storage/_driver.py``) runs a write statement by statement: ``BEGIN``, the op's
+The driver (``storage/driver.py``) runs a write statement by statement: ``BEGIN``, the op's
 statements, ``COMMIT``, each one round trip. These tests count the round trips through the
 benchmarks' counting proxy (``bench/_wire.py``) between the store and the server, so they
 pin what the server sees, whatever the client library does.
@@ -43,7 +43,7 @@ def test_a_preference_write_is_one_round_trip_once_the_store_knows_the_key(
     # record, the proposal and the audit rows only if that row is still as read (a gated
     # INSERT under the key's lock, a compare-and-set UPDATE, or a guard). No BEGIN, no
     # advisory-lock statement, no COMMIT. The row a write leaves is remembered by the store
-    # (storage/_known.py), so its next write of the key sends the gated statement alone.
+    # (storage/ops/known.py), so its next write of the key sends the gated statement alone.
     def write(value: str, seconds: int) -> Any:
         return store.set_preference(
             ALICE, "tone", value, updated_at=T0 + timedelta(seconds=seconds)

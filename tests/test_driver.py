@@ -9,7 +9,7 @@ import pytest
 from _wire import proxied  # the benchmarks' counting proxy (on the path: conftest.py)
 from psycopg.pq import TransactionStatus
 
-from memory_graph.storage._driver import BEGIN, Op, Query, run_async, run_sync
+from memory_graph.storage.driver import BEGIN, Op, Query, run_async, run_sync
 
 
 def _count() -> Op[int]:

@@ -19,7 +19,7 @@ import psycopg
 import pytest
 
 from memory_graph import MemoryStore, StorageUnavailableError
-from memory_graph.storage._embedded import start_embedded, stop_embedded
+from memory_graph.storage.server.embedded import start_embedded, stop_embedded
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -95,7 +95,7 @@ def test_restart_while_the_killed_postmaster_is_a_zombie(data_dir: Path) -> None
         import ctypes, os, signal, subprocess, sys, time
         import psutil
         ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
-        from memory_graph.storage._embedded import start_embedded
+        from memory_graph.storage.server.embedded import start_embedded
         d = {str(data_dir)!r}
         start_embedded(d)
         pid = int(open(d + "/pgdata/postmaster.pid").read().split()[0])
@@ -105,7 +105,7 @@ def test_restart_while_the_killed_postmaster_is_a_zombie(data_dir: Path) -> None
             time.sleep(0.02)
         assert psutil.Process(pid).is_running()  # the trap: a zombie counts as running
         child = subprocess.run([sys.executable, "-c",
-            "import psycopg; from memory_graph.storage._embedded import start_embedded; "
+            "import psycopg; from memory_graph.storage.server.embedded import start_embedded; "
             f"print(psycopg.connect(start_embedded({{d!r}})).execute('select 42').fetchone()[0])"],
             capture_output=True, text=True)
         assert psutil.Process(pid).status() == psutil.STATUS_ZOMBIE  # still unreaped
@@ -120,7 +120,7 @@ def test_restart_while_the_killed_postmaster_is_a_zombie(data_dir: Path) -> None
 def test_a_kill_during_the_first_start_recovers(data_dir: Path) -> None:
     proc = _spawn(
         f"""
-        from memory_graph.storage._embedded import start_embedded
+        from memory_graph.storage.server.embedded import start_embedded
         start_embedded({str(data_dir)!r})
         """
     )
@@ -190,7 +190,7 @@ def test_the_server_stops_when_the_last_user_exits_after_another_was_killed(
 ) -> None:
     hold = f"""
         import time
-        from memory_graph.storage._embedded import start_embedded
+        from memory_graph.storage.server.embedded import start_embedded
         start_embedded({str(data_dir)!r})
         print("ready", flush=True)
         time.sleep(600)
@@ -228,7 +228,7 @@ def test_the_server_stops_when_its_last_user_is_killed(data_dir: Path) -> None:
     proc = _spawn(
         f"""
         import time
-        from memory_graph.storage._embedded import start_embedded
+        from memory_graph.storage.server.embedded import start_embedded
         start_embedded({str(data_dir)!r})
         print("ready", flush=True)
         time.sleep(600)

@@ -10,7 +10,7 @@ import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
 from memory_graph.errors import ConfigurationError, ValidationError
-from memory_graph.extract import (
+from memory_graph.extraction import (
     CandidateModel,
     ExtractionReport,
     aextract_candidates,

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableLambda
 
-from memory_graph.extract import extract_candidates
+from memory_graph.extraction import extract_candidates
 from memory_graph.extraction._support import supports
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=timezone.utc)

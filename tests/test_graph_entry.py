@@ -18,7 +18,7 @@ import pytest
 from _graph_helpers import ALICE, CTX, cfg, harness_on, turn
 from test_hybrid import TrigramEmbeddings
 
-import memory_graph.storage._shell_sync as sync_store
+import memory_graph.storage.shell.base_sync as sync_store
 from memory_graph import MemoryStore, Owner, ThreadOwnerError, ValidationError
 from memory_graph.testing import FakeToolCallingChatModel
 from nodes import OfflineChatModel, create_memory_agent, open_checkpointer

@@ -54,7 +54,7 @@ def test_offline_without_a_key(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_configured_model_answers_and_extracts(monkeypatch: pytest.MonkeyPatch) -> None:
     from langchain_openai import ChatOpenAI
 
-    import memory_graph.extract as extract
+    import memory_graph.extraction as extract
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-used")
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")

@@ -15,9 +15,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memory_graph import guard
+from memory_graph.guard import _check as guard
 from memory_graph.guard import (
-    _DETECTORS,
     address,
     check,
     finance,
@@ -28,6 +27,7 @@ from memory_graph.guard import (
     religion,
     third_party,
 )
+from memory_graph.guard._check import _DETECTORS
 from memory_graph.guard._cues import REL_EN, REL_ZH, alt, sentences
 from memory_graph.guard._gate import any_match
 from memory_graph.guard._normalize import _folded_only, _normalize_all

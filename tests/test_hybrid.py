@@ -27,7 +27,7 @@ from langchain_core.embeddings import Embeddings
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from memory_graph import AsyncMemoryStore, ConfigurationError, MemoryStore, Owner
-from memory_graph.hybrid import model_key, rrf, vector_literal
+from memory_graph.recall.hybrid import model_key, rrf, vector_literal
 
 ALICE = Owner("alice")
 BOB = Owner("bob")
@@ -124,7 +124,7 @@ def vector_server_dsn(pg_server_dsn: str) -> str:
     """A server with pgvector: the embedded one (the system server lacks pgvector)."""
     if not os.environ.get("MEMORY_GRAPH_TEST_DSN"):
         return pg_server_dsn  # already the embedded server
-    from memory_graph.storage._embedded import start_embedded
+    from memory_graph.storage.server.embedded import start_embedded
 
     return start_embedded(tempfile.mkdtemp(prefix="mg-test-vec-"))
 

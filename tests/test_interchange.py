@@ -9,8 +9,10 @@ from typing import Any
 
 import pytest
 
-from memory_graph._identity import Owner
-from memory_graph._types import (
+from memory_graph.errors import LimitExceededError, UnknownFieldError, ValidationError
+from memory_graph.identity import Owner
+from memory_graph.interchange import EXPORT_VERSION, ImportItem, build_export, parse_import
+from memory_graph.types import (
     Claim,
     Knowledge,
     Limits,
@@ -19,8 +21,6 @@ from memory_graph._types import (
     Provenance,
     Record,
 )
-from memory_graph.errors import LimitExceededError, UnknownFieldError, ValidationError
-from memory_graph.interchange import EXPORT_VERSION, ImportItem, build_export, parse_import
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=timezone.utc)
 T0 = NOW - timedelta(days=3)

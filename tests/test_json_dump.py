@@ -1,5 +1,5 @@
-"""The store dumps ``jsonb`` parameters with ``orjson`` (``storage._rows.dump_json``) and
-reads ``jsonb`` columns with it (``storage._rows.load_json``). Rows and audit values go as
+"""The store dumps ``jsonb`` parameters with ``orjson`` (``storage.ops.rows.dump_json``) and
+reads ``jsonb`` columns with it (``storage.ops.rows.load_json``). Rows and audit values go as
 they are: ``dump_json`` writes their datetimes and UUIDs as ``jsonable`` did, on the store's
 own pool and on the application's.
 
@@ -28,7 +28,7 @@ from psycopg_pool import ConnectionPool
 
 from memory_graph import MemoryStore, Owner
 from memory_graph.errors import ValidationError
-from memory_graph.storage._rows import dump_json, jsonable, load_json
+from memory_graph.storage.ops.rows import dump_json, jsonable, load_json
 
 _TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=12)
 _JSON = st.recursive(

@@ -1,6 +1,6 @@
 """``list_records`` from the recall pool: the same records as the SQL read, never another's.
 
-After a recall in this process the store holds the owner's pool (``storage/_recall_cache.py``);
+After a recall in this process the store holds the owner's pool (``storage/ops/recall_cache.py``);
 ``list_records`` of active records then takes them from the pool, brought up to date by the
 stamp check, instead of reading every row again (an extraction turn lists the records right
 after its recall). These tests compare it with the plain read of a store that holds no pool.

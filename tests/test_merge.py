@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Any
 
-from memory_graph.extract import Candidate, PlannedWrite, plan_writes
+from memory_graph.extraction import Candidate, PlannedWrite, plan_writes
 from memory_graph.extraction._merge import content_hash
 
 

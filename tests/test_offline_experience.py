@@ -9,7 +9,7 @@ import pytest
 from _graph_helpers import ALICE, CTX, cfg, harness_on, turn
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
-from memory_graph.extract import extract_candidates
+from memory_graph.extraction import extract_candidates
 from nodes import OfflineChatModel, decide_all
 
 

@@ -13,7 +13,8 @@ import memory_graph
 from memory_graph import AsyncMemoryStore, MemoryStore, Owner
 
 ROOT = Path(__file__).resolve().parents[1]
-APP_LAYER = ("cli.py", "eval")
+APP_LAYER = ("cli", "eval")
+"""Subpackages of ``memory_graph`` above the core: they may import ``nodes``."""
 
 
 def test_version_and_license() -> None:
@@ -23,43 +24,124 @@ def test_version_and_license() -> None:
     assert 'license = "MIT"' in (ROOT / "pyproject.toml").read_text()
 
 
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _modules(*packages: str) -> dict[str, Path]:
+    return {_module_name(p): p for pkg in packages for p in sorted((ROOT / pkg).rglob("*.py"))}
+
+
+_ALL = _modules("memory_graph", "nodes")
+
+
 def _core_modules() -> list[Path]:
-    out = []
-    for path in sorted((ROOT / "memory_graph").rglob("*.py")):
-        rel = path.relative_to(ROOT / "memory_graph")
-        if rel.parts[0] in APP_LAYER or rel.name.startswith("_cli_"):
-            continue
-        out.append(path)
+    return [
+        path
+        for name, path in _modules("memory_graph").items()
+        if name.split(".")[1:2] == [] or name.split(".")[1] not in APP_LAYER
+    ]
+
+
+def _imports(name: str, path: Path) -> list[tuple[str, int]]:
+    """Every module ``name`` imports, at any depth of its code, with the line: ``import``,
+    ``from ... import`` (relative ones resolved) and lazy ``importlib.import_module("x")`` /
+    ``__import__("x")`` calls with a literal name."""
+    is_pkg = path.name == "__init__.py"
+    here = name.split(".") if is_pkg else name.split(".")[:-1]
+    out: list[tuple[str, int]] = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            out += [(a.name, node.lineno) for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = ".".join(here[: len(here) - node.level + 1] + [node.module or ""][:1])
+                base = base.rstrip(".")
+            else:
+                base = node.module or ""
+            # ``from pkg import sub`` imports the module ``pkg.sub``; ``from pkg import name``
+            # imports ``pkg``.
+            subs = [f"{base}.{a.name}" for a in node.names if f"{base}.{a.name}" in _ALL]
+            out += [(t, node.lineno) for t in subs or [base]]
+        elif isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant):
+            func = node.func
+            called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if called in ("import_module", "__import__") and isinstance(node.args[0].value, str):
+                out.append((node.args[0].value, node.lineno))
     return out
 
 
-def test_core_has_no_import_of_nodes() -> None:
+def test_core_has_no_import_of_nodes_even_a_lazy_one() -> None:
     offenders = []
     for path in _core_modules():
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            names: list[str] = []
-            if isinstance(node, ast.Import):
-                names = [a.name for a in node.names]
-            elif isinstance(node, ast.ImportFrom) and node.level == 0:
-                names = [node.module or ""]
-            if any(n == "nodes" or n.startswith("nodes.") for n in names):
-                offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+        for target, line in _imports(_module_name(path), path):
+            if target == "nodes" or target.startswith("nodes."):
+                offenders.append(f"{path.relative_to(ROOT)}:{line}")
     assert offenders == []
     assert len(_core_modules()) > 20  # the walk really sees the core
 
 
+def test_the_lazy_import_check_sees_importlib(tmp_path: Path) -> None:
+    probe = tmp_path / "probe.py"
+    probe.write_text("def f():\n    import importlib\n    return importlib.import_module('nodes')")
+    assert ("nodes", 3) in _imports("probe", probe)
+
+
+def test_no_import_cycle_between_modules() -> None:
+    mods = _modules("memory_graph", "nodes")
+    graph = {
+        name: sorted({t for t, _ in _imports(name, path) if t in mods and t != name})
+        for name, path in mods.items()
+    }
+    # Tarjan's strongly connected components: a component of two or more modules is a cycle.
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    cycles: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for v in graph:
+        if v not in index:
+            visit(v)
+    assert cycles == []
+    assert "memory_graph.storage.ops.search" in graph["memory_graph.storage.shell.recall_async"]
+
+
+def test_only_the_app_layer_imports_nodes() -> None:
+    importers = {
+        (_module_name(path).split(".") + [""])[1]
+        for name, path in _modules("memory_graph").items()
+        for target, _ in _imports(name, path)
+        if target.split(".")[0] == "nodes"
+    }
+    assert importers <= set(APP_LAYER)
+
+
 def test_importing_the_whole_core_never_loads_nodes() -> None:
-    mods = [
-        "memory_graph."
-        + ".".join(p.relative_to(ROOT / "memory_graph").with_suffix("").parts).removesuffix(
-            ".__init__"
-        )
-        for p in _core_modules()
-    ]
+    mods = [_module_name(p) for p in _core_modules()]
     code = (
         "import importlib, sys\n"
         f"for m in {mods!r}:\n"
-        "    importlib.import_module(m.removesuffix('.'))\n"
+        "    importlib.import_module(m)\n"
         "from memory_graph import *\n"
         "assert 'nodes' not in sys.modules, sorted(m for m in sys.modules if 'nodes' in m)\n"
     )

@@ -11,17 +11,17 @@ from typing import Any
 import psycopg
 import pytest
 
-from memory_graph._identity import Owner
-from memory_graph._types import Persona
 from memory_graph.errors import LimitExceededError, ValidationError
-from memory_graph.storage._driver import Op, Query, run_async, run_sync
-from memory_graph.storage._ops_persona import (
+from memory_graph.identity import Owner
+from memory_graph.storage.driver import Op, Query, run_async, run_sync
+from memory_graph.storage.ops.persona import (
     complete_onboarding_op,
     ensure_bootstrap_op,
     get_persona_op,
     set_persona_op,
 )
-from memory_graph.storage._setup import setup_op
+from memory_graph.storage.server.setup import setup_op
+from memory_graph.types import Persona
 
 Run = Callable[[Op[Any]], Any]
 

@@ -1,9 +1,10 @@
 """The optimistic preference write: a write that lost a race is retried under the lock.
 
 ``set_preference`` reads the key's row without a lock and commits in one statement gated on
-that row being unchanged (``_ops_prefs.apply_set_preference``). These tests put another
-writer between the read and the commit, and race many writers, on a real server: the result
-is always the one the locked path gives, nothing is lost and nothing is written twice.
+that row being unchanged (``memory_graph.storage.ops.prefs.apply_set_preference``). These
+tests put another writer between the read and the commit, and race many writers, on a real
+server: the result is always the one the locked path gives, nothing is lost and nothing is
+written twice.
 """
 
 from __future__ import annotations
@@ -20,8 +21,8 @@ import pytest
 from _stores import T0
 
 from memory_graph import AsyncMemoryStore, MemoryStore, Owner, StaleWriteError
-from memory_graph.storage import _ops_writes as W
-from memory_graph.storage._driver import Op, run_async, run_sync
+from memory_graph.storage.driver import Op, run_async, run_sync
+from memory_graph.storage.ops import writes as W
 
 ALICE = Owner("alice", agent="helper")
 BOB = Owner("bob", agent="helper")
@@ -223,7 +224,7 @@ def _owner_of(at: int, threads: int) -> Owner:
     return (ALICE, BOB)[(i + j) % 2]
 
 
-# --- the remembered row (storage/_known.py) ---------------------------------------------------
+# --- the remembered row (storage/ops/known.py) ---------------------------------------------------
 # A store remembers the row each of its preference writes left and decides its next write of
 # the key from it, without reading. Another writer (a second store here, as another process
 # would be) changes the row in between: the write must still end as a write with no memory
@@ -347,7 +348,7 @@ def test_the_async_store_remembers_and_checks_the_same_way(pg_dsn: str) -> None:
 
 
 def test_remembered_rows_are_bounded() -> None:
-    from memory_graph.storage._known import KnownPrefs
+    from memory_graph.storage.ops.known import KnownPrefs
 
     known = KnownPrefs(size=3)
     for i in range(5):

@@ -6,10 +6,10 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from memory_graph._identity import Owner
-from memory_graph._types import Persona, Preference, Profile
 from memory_graph.errors import ValidationError
+from memory_graph.identity import Owner
 from memory_graph.projections import escape, render_context_block, render_memory_md
+from memory_graph.types import Persona, Preference, Profile
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=timezone.utc)
 OWNER = Owner("alice", workspace="/repo", agent="coder")

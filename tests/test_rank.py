@@ -5,8 +5,8 @@ from __future__ import annotations
 import doctest
 
 import memory_graph.recall.rank as rank_module
-from memory_graph.rank import Document, query_terms, rank, term_of
-from memory_graph.tokenize import tokenize
+from memory_graph.recall.rank import Document, query_terms, rank, term_of
+from memory_graph.recall.tokenize import tokenize
 
 
 def doc(id_: str, text: str, **kw: object) -> Document:

@@ -15,7 +15,7 @@ from _stores import T0, FakeClock
 from memory_graph import Limits, MemoryStore, Owner
 from memory_graph.recall.rank import Document
 from memory_graph.recall.tokenize import tokenize
-from memory_graph.storage._recall_cache import OwnerPool, _owner_key, _View, rank_pool
+from memory_graph.storage.ops.recall_cache import OwnerPool, _owner_key, _View, rank_pool
 
 ALICE = Owner("alice")
 WORDS = "tea garden violin doctor paint harbor lesson uncle clinic river boat stone".split()

@@ -15,9 +15,9 @@ from _stores import T0, FakeClock
 from psycopg.rows import dict_row
 
 from memory_graph import Limits, MemoryStore, Owner
-from memory_graph.storage import _search as S
-from memory_graph.storage._driver import Query
-from memory_graph.storage._recall_cache import RecallCache
+from memory_graph.storage.driver import Query
+from memory_graph.storage.ops import search as S
+from memory_graph.storage.ops.recall_cache import RecallCache
 
 ALICE = Owner("alice")
 BOB = Owner("bob")
@@ -224,8 +224,8 @@ def test_rendered_lines_are_kept_with_the_pool_and_follow_each_new_version(
 ):
     from dataclasses import replace as dc_replace
 
-    from memory_graph.render import record_lines as render_lines
-    from memory_graph.storage._recall_cache import _owner_key
+    from memory_graph.recall.render import record_lines as render_lines
+    from memory_graph.storage.ops.recall_cache import _owner_key
 
     kept = sync_store.add(ALICE, "fact", "Caroline paints sunsets").record_id
     changed = sync_store.add(ALICE, "fact", "Caroline paints with oils").record_id

@@ -7,11 +7,11 @@ from datetime import datetime, timezone
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memory_graph._identity import Identity
-from memory_graph._types import Claim, Disagreement, Knowledge, Provenance, Record, SearchHit
-from memory_graph.budget import Block, Budget, fill_frame
-from memory_graph.query import merge_hits, plan_queries
-from memory_graph.render import FRAME_HEAD, FRAME_TAIL, marker_line, render_snapshot
+from memory_graph.identity import Identity
+from memory_graph.recall.budget import Block, Budget, fill_frame
+from memory_graph.recall.plan import merge_hits, plan_queries
+from memory_graph.recall.render import FRAME_HEAD, FRAME_TAIL, marker_line, render_snapshot
+from memory_graph.types import Claim, Disagreement, Knowledge, Provenance, Record, SearchHit
 
 T = datetime(2026, 1, 1, tzinfo=timezone.utc)
 IDENT = Identity(scope_id="s" * 16, level="user", agent_key="", workspace_key="")

@@ -19,9 +19,13 @@ from hypothesis import strategies as st
 from rich.console import Console
 
 from memory_graph import MemoryStore
-from memory_graph import _cli_render as cli_render
-from memory_graph._identity import Owner
-from memory_graph._types import (
+from memory_graph.cli import render as cli_render
+from memory_graph.identity import Owner
+from memory_graph.projections import render_context_block, render_memory_md
+from memory_graph.recall.budget import Budget
+from memory_graph.recall.render import marker_line, record_lines, render_snapshot
+from memory_graph.testing import FakeToolCallingChatModel, tool_call_message
+from memory_graph.types import (
     Disagreement,
     Knowledge,
     Persona,
@@ -32,10 +36,6 @@ from memory_graph._types import (
     Record,
     SearchHit,
 )
-from memory_graph.budget import Budget
-from memory_graph.projections import render_context_block, render_memory_md
-from memory_graph.render import marker_line, record_lines, render_snapshot
-from memory_graph.testing import FakeToolCallingChatModel, tool_call_message
 from nodes._payloads import build_review_request
 from nodes._tools import render_hits
 

@@ -29,7 +29,7 @@ from memory_graph import (
     Owner,
     StorageUnavailableError,
 )
-from memory_graph.storage._embedded import start_embedded, stop_embedded
+from memory_graph.storage.server.embedded import start_embedded, stop_embedded
 from nodes import OfflineChatModel, create_memory_agent, open_async_checkpointer, open_checkpointer
 
 CTX = {"user_id": "alice"}

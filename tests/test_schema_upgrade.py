@@ -15,7 +15,7 @@ import psycopg
 from _stores import schema_at
 
 from memory_graph import MemoryStore, Owner
-from memory_graph.storage._schema import MIGRATIONS
+from memory_graph.storage.schema import MIGRATIONS
 
 DROPPED_TABLES = ("mg_record_tokens", "mg_postings", "mg_term_df")
 DROPPED_FUNCTIONS = ("mg_postings_add", "mg_postings_drop", "mg_term_df_sync")

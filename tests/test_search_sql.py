@@ -1,4 +1,4 @@
-"""Search in PostgreSQL through ``memory_graph.storage._search`` (candidates, ranking, scope)."""
+"""Search in PostgreSQL through ``memory_graph.storage.ops.search`` (candidates, ranking, scope)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from _stores import T0, clock, make_store  # noqa: F401
 
 from memory_graph import LimitExceededError, Owner, ValidationError
-from memory_graph.storage import _search
+from memory_graph.storage.ops import search as _search
 
 # ruff: noqa: F811
 
@@ -124,7 +124,7 @@ def test_inflections_match_and_recall_follows_writes(sync_store: Any) -> None:
 def test_pool_stats_follow_writes(sync_store: Any, pg_dsn: str) -> None:
     import psycopg
 
-    from memory_graph.storage._schema import RECALL_STATS_REFRESH
+    from memory_graph.storage.schema import RECALL_STATS_REFRESH
 
     a = sync_store.add(ALICE, "fact", "Caroline painted a sunset").record_id
     sync_store.add(ALICE, "fact", "sunset walks", sensitivity="sensitive")

@@ -16,7 +16,7 @@ from memory_graph import (
     Owner,
     StorageUnavailableError,
 )
-from memory_graph.storage._schema import MIGRATIONS
+from memory_graph.storage.schema import MIGRATIONS
 
 
 def test_migrations_run_twice(store, pg_dsn):

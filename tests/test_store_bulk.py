@@ -9,8 +9,8 @@ import pytest
 from _stores import T0, db_state
 
 from memory_graph import LimitExceededError, Limits, Owner, ValidationError
-from memory_graph.storage._schema import RECALL_STATS_REFRESH
-from memory_graph.tokenize import index_tokens
+from memory_graph.recall.tokenize import index_tokens
+from memory_graph.storage.schema import RECALL_STATS_REFRESH
 
 ALICE = Owner("alice")
 BOB = Owner("bob")

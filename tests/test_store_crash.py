@@ -25,8 +25,8 @@ CHILD = textwrap.dedent(
     import psycopg
     from psycopg.rows import dict_row
     from memory_graph import Limits, Owner
-    from memory_graph._time import system_clock
-    from memory_graph.storage._ops_proposals import decide_op
+    from memory_graph.time import system_clock
+    from memory_graph.storage.ops.proposals import decide_op
 
     dsn, pid = sys.argv[1], sys.argv[2]
     conn = psycopg.connect(dsn, autocommit=False)

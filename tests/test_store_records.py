@@ -15,7 +15,7 @@ from memory_graph import (
     Owner,
     ValidationError,
 )
-from memory_graph.tokenize import index_tokens
+from memory_graph.recall.tokenize import index_tokens
 
 ALICE = Owner("alice")
 

@@ -21,7 +21,7 @@ from memory_graph import (
     ValidationError,
     loose_user_id,
 )
-from memory_graph._identity import digest, fold_id
+from memory_graph.identity import digest, fold_id
 from memory_graph.interchange import EXPORT_VERSION
 
 ALICE = Owner("alice")
@@ -381,7 +381,7 @@ def test_a_migration_moves_legacy_change_proposals_to_their_targets_level(
 ) -> None:
     import psycopg
 
-    from memory_graph.storage._schema import MIGRATIONS
+    from memory_graph.storage.schema import MIGRATIONS
 
     rec = store.add(HERE, "fact", "legacy-plan", level="agent_workspace")
     p = store.propose(HERE, "replace", {"content": "legacy-plan v2"}, target_id=rec.record_id)

@@ -12,7 +12,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from memory_graph import ValidationError
-from memory_graph._time import format_utc
+from memory_graph.time import format_utc
 
 
 class _Stamp(datetime):

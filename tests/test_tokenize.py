@@ -9,14 +9,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import memory_graph.recall.tokenize as tokenize_module
-from memory_graph._types import Claim, Knowledge
-from memory_graph.tokenize import (
+from memory_graph.recall.tokenize import (
     TOKENIZER_VERSION,
     index_text,
     index_tokens,
     is_cjk,
     tokenize,
 )
+from memory_graph.types import Claim, Knowledge
 
 
 def test_design_example() -> None:

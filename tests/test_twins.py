@@ -1,6 +1,6 @@
 """The sync and async twins expose the same API: same names, same signatures.
 
-Both run the same generator ops (``memory_graph.storage._driver``); this test keeps their thin
+Both run the same generator ops (``memory_graph.storage.driver``); this test keeps their thin
 shells from drifting apart.
 """
 

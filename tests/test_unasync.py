@@ -1,8 +1,7 @@
 """The sync store shell is generated from the async one (``tools/unasync.py``) and is current.
 
-Every async shell module (``storage/_async.py``, ``_*_async.py``) is a source and its sync twin
-is its generated file; a twin edited by hand, missing or stale fails here, so the twins cannot
-drift.
+Every async shell module (``storage/shell/*_async.py``) is a source and its sync twin is its
+generated file; a twin edited by hand, missing or stale fails here, so the twins cannot drift.
 """
 
 from __future__ import annotations

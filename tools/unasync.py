@@ -1,9 +1,9 @@
-"""Generate the sync store shell (``storage/_sync*.py``) from the async one (``_async*.py``).
+"""Generate the sync store shell (``storage/shell/*_sync.py``) from the async one (``*_async.py``).
 
 The sync and async stores are thin shells over the same generator ops; only their call shape
-differs. Each async module of :data:`PAIRS` (``_async.py`` and its mixins by area) is written
+differs. Each async module of :data:`PAIRS` (``store_async.py`` and its mixins by area) is written
 once and this script derives its sync twin by token rules (``async def`` -> ``def``, ``await``
-dropped, ``Async*`` names -> sync names, ``_x_async`` modules -> ``_x_sync``, ...). A line that
+dropped, ``Async*`` names -> sync names, ``x_async`` modules -> ``x_sync``, ...). A line that
 needs a different sync form is preceded by a directive comment line, which replaces it::
 
     # sync: resolved = resolve_dsn(dsn)
@@ -25,17 +25,11 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-STORAGE = "memory_graph/storage"
+STORAGE = "memory_graph/storage/shell"
 # (source, target) file names in STORAGE: the async store, its base and its mixins by area.
 PAIRS: list[tuple[str, str]] = [
-    ("_async.py", "_sync.py"),
-    ("_shell_async.py", "_shell_sync.py"),
-    ("_reads_async.py", "_reads_sync.py"),
-    ("_recall_async.py", "_recall_sync.py"),
-    ("_threads_async.py", "_threads_sync.py"),
-    ("_proposals_async.py", "_proposals_sync.py"),
-    ("_writes_async.py", "_writes_sync.py"),
-    ("_privacy_async.py", "_privacy_sync.py"),
+    (f"{area}_async.py", f"{area}_sync.py")
+    for area in ("store", "base", "reads", "recall", "threads", "proposals", "writes", "privacy")
 ]
 
 RULES: list[tuple[str, str]] = [
@@ -52,7 +46,7 @@ RULES: list[tuple[str, str]] = [
     (r"\bopen_async_pool\b", "open_pool"),
     (r"\bAsyncStoreShell\b", "StoreShell"),
     (r"\bAsync(\w+Methods)\b", r"\1"),
-    (r"\b_(\w+)_async\b", r"_\1_sync"),
+    (r"\b(store|base|reads|recall|threads|proposals|writes|privacy)_async\b", r"\1_sync"),
     (r"\bsaver_adelete\b", "saver_delete"),
     (r"\baembed_documents\b", "embed_documents"),
     (r"\baembed_query\b", "embed_query"),

@@ -8,7 +8,7 @@ Two paths share the metrics code:
 
 - the default loads every corpus into a fresh database through the public store API (one owner
   per corpus) and runs ``store.search``;
-- ``--pure`` ranks in process with :mod:`memory_graph.rank`, with no database (for tuning).
+- ``--pure`` ranks in process with :mod:`memory_graph.recall.rank`, with no database (for tuning).
 
 Printed: recall@1/5/10, hit@k, MRR and p50/p95 latency, overall and per query type. The
 store path loads each corpus with the bulk trusted load (``add_many``, guarded like ``add``)
@@ -182,7 +182,7 @@ def pure_searcher(
     Returns:
         A searcher ``(corpus, query, k) -> ids``.
     """
-    from ..storage._search import RERANK_DEPTH
+    from ..storage.ops.search import RERANK_DEPTH
 
     by_corpus: dict[str, list[Document]] = defaultdict(list)
     for d, (thread, seq) in zip(docs, threads(docs), strict=True):

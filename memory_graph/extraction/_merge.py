@@ -20,8 +20,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from .._types import DEFAULT_PROFILE_FIELDS, Operation
 from ..proposals import canonical_json, render_diff
+from ..types import DEFAULT_PROFILE_FIELDS, Operation
 from ._schema import Candidate
 
 __all__ = ["PlanStatus", "PlannedWrite", "WritePlan", "content_hash", "plan_writes"]

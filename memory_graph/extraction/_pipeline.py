@@ -14,9 +14,9 @@ import pydantic
 from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.runnables import Runnable
 
-from .._time import Clock, ensure_aware, system_clock
 from ..errors import ValidationError
 from ..guard import GuardVerdict, check
+from ..time import Clock, ensure_aware, system_clock
 from ._grounding import ground, supported
 from ._patterns import extract_patterns
 from ._schema import Candidate, CandidateModel

@@ -15,9 +15,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from .._time import format_utc, parse_utc
-from .._types import Kind
 from ..errors import ValidationError
+from ..time import format_utc, parse_utc
+from ..types import Kind
 
 __all__ = [
     "PROFILE_PREFIX",

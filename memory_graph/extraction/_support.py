@@ -4,7 +4,7 @@ A verbatim quote proves only that the user said *something*; the content is what
 stored. A candidate is kept only when its quote supports its text (the content, or the value
 of a keyed candidate):
 
-1. **Terms.** Both texts are cut with the recall tokenizer (:func:`memory_graph.tokenize
+1. **Terms.** Both texts are cut with the recall tokenizer (:func:`memory_graph.recall.tokenize
    .tokenize`: NFKC, lower case, CJK split per character). English contractions are expanded
    first (``don't`` → ``do not``) and Latin words are stemmed (Snowball English:
    ``prefers`` = ``prefer``). A CJK term is one character (pairs are ignored).
@@ -50,7 +50,7 @@ from typing import Any
 
 import snowballstemmer
 
-from ..tokenize import is_cjk, tokenize
+from ..recall.tokenize import is_cjk, tokenize
 
 __all__ = ["MAX_FREE_TERMS", "clause_of", "meaning_terms", "supports"]
 

@@ -72,7 +72,7 @@ def with_model_opinion(
             f"unknown structured-output method {method!r}: use one of {', '.join(_METHODS)}"
         )
     if guard is None:
-        from . import check as guard_check
+        from ._check import check as guard_check
 
         guard = guard_check
     from langchain_core.messages import HumanMessage, SystemMessage

@@ -8,10 +8,10 @@
 - :mod:`.rank`: the deterministic lexical ranking of candidates (BM25, coverage, phrase,
   priors, feedback); :mod:`.terms` maps tokens to ranking terms.
 - :mod:`.budget`: byte and token budgets of the rendered frame (the rendering itself is
-  :mod:`memory_graph.render`).
+  :mod:`memory_graph.recall.render`).
 - :mod:`.hybrid`: reciprocal-rank fusion and the embedding model key of the optional dense leg.
 
-The old top-level modules (``memory_graph.tokenize``, ``rank``, ``query``, ``budget``,
+The old top-level modules (``memory_graph.recall.tokenize``, ``rank``, ``query``, ``budget``,
 ``hybrid``) re-export the same public names. The I/O side (the pool cache kept coherent by
 a version stamp, the SQL) lives in :mod:`memory_graph.storage`.
 """

@@ -9,7 +9,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from .._types import Trust
+from ..types import Trust
 
 __all__ = ["DEFAULT_PARAMS", "CorpusStats", "Document", "QueryTerms", "RankParams", "Ranked", "idf"]
 
@@ -98,7 +98,7 @@ class Document:
 
     id: str
     tokens: Sequence[str]
-    """Index tokens, in order, with repeats (:func:`~memory_graph.tokenize.index_tokens`)."""
+    """Index tokens, in order, with repeats (:func:`~memory_graph.recall.tokenize.index_tokens`)."""
     text: str = ""
     """Index text, for the whole-phrase bonus."""
     trust: Trust = "user-confirmed"

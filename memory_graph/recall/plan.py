@@ -19,7 +19,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from .._types import SearchHit
+from ..types import SearchHit
 from .expand import expanded_text, hop_terms, residual_text
 from .rank import CorpusStats, Ranked
 from .terms import asks_count, is_function_pair, is_stop_term, names_by_condition, term_of

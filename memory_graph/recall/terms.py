@@ -76,7 +76,7 @@ def term_of(token: str) -> str:
     """Map one token to its ranking term (light English suffix stripping).
 
     Args:
-        token: A token from :func:`~memory_graph.tokenize.tokenize`.
+        token: A token from :func:`~memory_graph.recall.tokenize.tokenize`.
 
     Returns:
         The term. Non-ASCII tokens and short words are returned unchanged.

@@ -25,7 +25,7 @@ import re
 import unicodedata
 from functools import lru_cache
 
-from .._types import Knowledge
+from ..types import Knowledge
 
 __all__ = ["TOKENIZER_VERSION", "index_text", "index_tokens", "is_cjk", "tokenize"]
 
@@ -156,7 +156,7 @@ def index_text(content: str, knowledge: Knowledge | None, key: str | None = None
         The joined text.
 
     Examples:
-        >>> from memory_graph._types import Claim, Knowledge
+        >>> from memory_graph.types import Claim, Knowledge
         >>> k = Knowledge(applies_when=("mornings",), claim=Claim("drink", "tea"))
         >>> index_text("Likes tea", k)
         'Likes tea\\nmornings\\ndrink\\ntea'

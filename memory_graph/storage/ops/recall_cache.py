@@ -1,0 +1,592 @@
+"""The in-process recall pool of each owner, kept coherent by the recall version stamp.
+
+Each store keeps, per owner, the owner's visible active records with their ranking documents
+and, built on first use, a :class:`~memory_graph.recall.candidates.PoolIndex` (prepared
+documents, postings and statistics); after a write the new pool keeps, with each view of the
+pool it replaced, the ids that changed since, and its view is derived from that one
+(:meth:`_View.derived`, :meth:`~memory_graph.recall.candidates.PoolIndex.changed`): the cost
+follows the changed records and their threads, not the pool. Many changes (over an eighth
+of the pool), no previous view or an index that needs compacting fall back to a build
+(which still reuses the prepared documents,
+:meth:`~memory_graph.recall.candidates.PoolIndex.updated`). Every recall starts with one small
+statement (:func:`pool_op`) that reads the owner's four identity stamps (``mg_recall_stamp``,
+schema v7). An unchanged pool therefore costs one round trip and is ranked without
+re-reading it; a changed one costs a second statement that reads the stamps again and, in the
+same snapshot, the rows whose ``rseq`` is newer than the stamps the pool holds; a write in
+any process is seen by the next recall in every process, because a write takes its identity's
+next stamp under a row lock held to commit (stamps commit in order, so no row newer than a
+stamp read can be missed).
+A delete, a row leaving its identity, or stamps that went backwards (a restored database)
+make the next recall reload the owner's pool in full.
+
+The pool is replaced, never mutated, so a ranking in progress keeps a consistent view.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from bisect import bisect_left, bisect_right, insort
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
+from datetime import datetime
+from typing import Any, NamedTuple
+
+from ...identity import Owner
+from ...recall.candidates import PoolIndex
+from ...recall.dates import asks_when, question_window
+from ...recall.plan import rank_legs
+from ...recall.rank import (
+    Document,
+    Ranked,
+    query_terms,
+    rank,
+    rank_prepared,
+)
+from ...recall.render import record_lines
+from ...recall.tokenize import index_tokens
+from ...types import Disagreement, Record, SearchHit
+from ..driver import Op, Query
+from .rows import record_from_row
+from .search_sql import CANDIDATE_COLS
+
+__all__ = [
+    "MAX_DISAGREEMENT_IDS",
+    "OwnerPool",
+    "RecallCache",
+    "disagreements_of",
+    "held_pool_op",
+    "pool_op",
+    "rank_pool",
+]
+
+MAX_DISAGREEMENT_IDS = 4
+_Stamps = dict[tuple[str, str], tuple[int, int]]
+
+
+class _Entry(NamedTuple):
+    record: Record
+    doc: Document
+
+
+def _document(record: Record) -> Document:
+    """The ranking document of a record (its key, content and knowledge are indexed)."""
+    scope = record.identity.scope_id
+    return Document(
+        id=record.id,
+        tokens=tuple(index_tokens(record.content, record.knowledge, record.key)),
+        text=record.content,
+        trust=record.trust,
+        confidence=record.confidence,
+        precedence=record.identity.precedence,
+        dedup_key=f"{record.content_hash}|{record.knowledge!r}",
+        sensitive=record.sensitivity == "sensitive",
+        cache_key=f"{scope}|{record.id}|{record.version}|{record.content_hash}|{record.key}",
+        time=(record.provenance.observed_at or record.created_at).timestamp(),
+    )
+
+
+class _View:
+    """The active records of some sensitivities: their index, entries and thread places.
+
+    Built from the chosen entries (in id order), or derived from the previous pool's view
+    by applying the changed records (:meth:`derived`): the cost of a write's next recall
+    then follows the changed records, not the pool.
+    """
+
+    __slots__ = ("_trust_n", "by_kind", "entries", "expiry", "index", "kinds", "threads", "trusts")
+
+    def __init__(self, chosen: Sequence[_Entry], previous: _View | None = None) -> None:
+        # Thread neighbours: a thread's records in order of observation (then creation, id).
+        threads: dict[str, list[int]] = {}
+        for pos, e in enumerate(chosen):
+            if e.record.provenance.thread_id:
+                threads.setdefault(e.record.provenance.thread_id, []).append(pos)
+        entries = list(chosen)
+        self.threads: dict[str, tuple[str, ...]] = {}
+        for thread, members in threads.items():
+            members.sort(key=lambda pos: _order(entries[pos].record))
+            for seq, pos in enumerate(members):
+                e = entries[pos]
+                entries[pos] = _Entry(e.record, replace(e.doc, thread=thread, seq=seq))
+            self.threads[thread] = tuple(entries[pos].record.id for pos in members)
+        # After a write the previous view's index is updated, not rebuilt: records that
+        # stay keep their positions and prepared documents (see PoolIndex.updated).
+        docs = [e.doc for e in entries]
+        index = PoolIndex(docs) if previous is None else previous.index.updated(docs)
+        # Entries by index position; a removed record's position keeps a stale entry that
+        # no posting, thread place, kind list or expiry list refers to.
+        size = len(index.prepared)
+        by_pos = list(previous.entries[:size]) if previous is not None else []
+        if entries and len(by_pos) < size:
+            by_pos.extend([entries[0]] * (size - len(by_pos)))
+        where = [index.position(e.doc.id) for e in entries]
+        for pos, e in zip(where, entries, strict=True):
+            by_pos[pos] = e
+        self.index: PoolIndex = index
+        self.entries: list[_Entry] = by_pos
+        self.by_kind: dict[str, list[int]] = {}
+        for pos, e in sorted(zip(where, entries, strict=True), key=lambda pe: pe[0]):
+            self.by_kind.setdefault(e.record.kind, []).append(pos)
+        self.kinds = frozenset(self.by_kind)
+        self._trust_n: dict[str, int] = {}
+        for e in entries:
+            self._trust_n[e.record.trust] = self._trust_n.get(e.record.trust, 0) + 1
+        self.trusts = frozenset(self._trust_n)
+        # Records with an expiry, soonest first: a recall finds the expired ones by bisection.
+        self.expiry: list[tuple[datetime, int]] = sorted(
+            (e.record.expires_at, pos)
+            for pos, e in zip(where, entries, strict=True)
+            if e.record.expires_at is not None
+        )
+
+    @classmethod
+    def derived(
+        cls,
+        prev: _View,
+        pool: Mapping[str, _Entry],
+        sensitivities: Sequence[str],
+        changed: Iterable[str],
+    ) -> _View | None:
+        """``prev`` after the records ``changed`` (ids added, rewritten or gone) took their
+        state in ``pool``: the same view a build over the pool gives (same rankings, kinds,
+        trusts, expiries and thread places), at the cost of the changed records and their
+        threads; ``None`` when the index must be built afresh (see PoolIndex.changed).
+        """
+        old_index = prev.index
+        old: dict[str, _Entry] = {}
+        new: dict[str, _Entry] = {}
+        for rid in changed:
+            pos = old_index.find(rid)
+            if pos is not None:
+                old[rid] = prev.entries[pos]
+            e = pool.get(rid)
+            if e is not None and e.record.sensitivity in sensitivities:
+                new[rid] = e
+        # Threads the change touches are ordered again; their other members may move.
+        touched = {
+            t for e in (*old.values(), *new.values()) if (t := e.record.provenance.thread_id)
+        }
+        threads = dict(prev.threads)
+        put: dict[str, _Entry] = dict(new)
+        for thread in touched:
+            members = [
+                prev.entries[old_index.position(rid)]
+                for rid in prev.threads.get(thread, ())
+                if rid not in old and rid not in new
+            ]
+            members += [e for e in new.values() if e.record.provenance.thread_id == thread]
+            members.sort(key=lambda e: _order(e.record))
+            if members:
+                threads[thread] = tuple(e.record.id for e in members)
+            else:
+                threads.pop(thread, None)
+            for seq, e in enumerate(members):
+                if e.doc.thread != thread or e.doc.seq != seq:
+                    put[e.record.id] = _Entry(e.record, replace(e.doc, thread=thread, seq=seq))
+        gone = [rid for rid in old if rid not in new]
+        index = old_index.changed([e.doc for e in put.values()], gone)
+        if index is None:
+            return None
+        view = cls.__new__(cls)
+        view.index = index
+        view.threads = threads
+        entries = list(prev.entries)
+        by_kind = dict(prev.by_kind)
+        trust_n = dict(prev._trust_n)
+        expiry = list(prev.expiry)
+        copied: set[str] = set()
+
+        def kind_list(kind: str) -> list[int]:
+            if kind not in copied:
+                copied.add(kind)
+                by_kind[kind] = list(by_kind.get(kind, ()))
+            return by_kind[kind]
+
+        for rid, e in old.items():  # the old state of every changed record leaves
+            pos = old_index.position(rid)
+            r = e.record
+            positions = kind_list(r.kind)
+            del positions[bisect_left(positions, pos)]
+            trust_n[r.trust] -= 1
+            if r.expires_at is not None:
+                del expiry[bisect_left(expiry, (r.expires_at, pos))]
+        for rid, e in put.items():
+            pos = index.position(rid)
+            if pos >= len(entries):
+                entries.extend([e] * (pos + 1 - len(entries)))
+            entries[pos] = e
+            if rid not in new:
+                continue  # a thread member that only moved
+            r = e.record
+            insort(kind_list(r.kind), pos)
+            trust_n[r.trust] = trust_n.get(r.trust, 0) + 1
+            if r.expires_at is not None:
+                insort(expiry, (r.expires_at, pos))
+        view.entries = entries
+        view.by_kind = {k: v for k, v in by_kind.items() if v}
+        view.kinds = frozenset(view.by_kind)
+        view._trust_n = {t: n for t, n in trust_n.items() if n}
+        view.trusts = frozenset(view._trust_n)
+        view.expiry = expiry
+        return view
+
+    def allow(
+        self, kinds: frozenset[str], trusts: frozenset[str], at: datetime
+    ) -> Callable[[int], bool] | None:
+        """Which positions a recall may return: of these kinds and trusts, unexpired at
+        ``at``; ``None`` when that is every position (the common case: no per-document test).
+        """
+        expiry = self.expiry
+        dead = frozenset(pos for _at, pos in expiry[: bisect_right(expiry, (at, _NO_POS))])
+        if self.kinds <= kinds and self.trusts <= trusts:
+            return None if not dead else (lambda pos: pos not in dead)
+        entries = self.entries
+
+        def allow(pos: int) -> bool:
+            r = entries[pos].record
+            return r.kind in kinds and r.trust in trusts and pos not in dead
+
+        return allow
+
+
+_NO_POS = 1 << 62
+"""Above every position: ``(at, _NO_POS)`` sorts after every expiry at ``at``."""
+
+
+def _order(record: Record) -> tuple[Any, ...]:
+    return (record.provenance.observed_at or record.created_at, record.created_at, record.id)
+
+
+class OwnerPool:
+    """One owner's active records at a set of stamps (immutable; views built lazily)."""
+
+    __slots__ = ("_claims", "_lines", "_lock", "_previous", "_views", "entries", "stamps")
+
+    def __init__(
+        self,
+        entries: Mapping[str, _Entry],
+        stamps: _Stamps,
+        previous: Mapping[tuple[str, ...], tuple[_View, frozenset[str]]] | None = None,
+        lines: Mapping[str, tuple[Record, tuple[str, ...]]] | None = None,
+    ) -> None:
+        self.entries = dict(entries)
+        self.stamps = dict(stamps)
+        self._views: dict[tuple[str, ...], _View] = {}
+        # Views of earlier pools not yet replaced here, each with the ids that changed since.
+        self._previous: dict[tuple[str, ...], tuple[_View, frozenset[str]]] = dict(previous or {})
+        self._claims: dict[str, list[Record]] | None = None
+        self._lock = threading.Lock()
+        # Rendered lines by record id, with the record they render (see record_lines).
+        self._lines: dict[str, tuple[Record, tuple[str, ...]]] = dict(lines or {})
+
+    def applied(self, rows: Iterable[Mapping[str, Any]], stamps: _Stamps) -> OwnerPool:
+        """A new pool with ``rows`` (newer versions, or rows that left the active set)."""
+        entries = dict(self.entries)
+        changed: set[str] = set()
+        for row in rows:
+            rid = str(row["id"])
+            if row["status"] != "active":
+                if entries.pop(rid, None) is not None:
+                    changed.add(rid)
+                continue
+            old = entries.get(rid)
+            record = record_from_row(row)
+            if old is not None and old.record == record:
+                continue
+            entries[rid] = _Entry(record, _document(record))
+            changed.add(rid)
+        delta = frozenset(changed)
+        with self._lock:
+            previous = {k: (v, ids | delta) for k, (v, ids) in self._previous.items()}
+            previous.update((k, (v, delta)) for k, v in self._views.items())
+        # Rendered lines carry over for the records that stay (the very same objects).
+        lines = dict(self._lines)
+        for rid in delta:
+            lines.pop(rid, None)
+        return OwnerPool(entries, stamps, previous, lines)
+
+    def record_lines(self, record: Record) -> tuple[str, ...]:
+        """:func:`~memory_graph.recall.render.record_lines` of ``record``, kept with the pool.
+
+        A record is immutable and its lines depend on nothing else, so every recall of the
+        pool renders each record once; the memo is keyed by id and checked by identity, so
+        another object with the same id (a newer version) is rendered afresh.
+        """
+        held = self._lines.get(record.id)
+        if held is not None and held[0] is record:
+            return held[1]
+        lines = record_lines(record)
+        entry = self.entries.get(record.id)
+        if entry is not None and entry.record is record:  # only the pool's own records
+            self._lines[record.id] = (record, lines)
+        return lines
+
+    def view(self, sensitivities: Sequence[str]) -> _View:
+        """The index over the active records of these sensitivities, and its entries."""
+        key = tuple(sorted(set(sensitivities)))
+        found = self._views.get(key)
+        if found is not None:
+            return found
+        with self._lock:
+            found = self._views.get(key)
+            if found is None:
+                prev, changed = self._previous.pop(key, (None, frozenset[str]()))
+                if prev is not None and len(changed) <= max(8, len(self.entries) // 8):
+                    found = _View.derived(prev, self.entries, key, changed)
+                if found is None:
+                    chosen = sorted(
+                        (e for e in self.entries.values() if e.record.sensitivity in key),
+                        key=lambda e: e.record.id,
+                    )
+                    found = _View(chosen, prev)
+                self._views[key] = found
+        return found
+
+    def claims(self) -> dict[str, list[Record]]:
+        """Active private records with a claim, by claim key."""
+        claims = self._claims
+        if claims is None:
+            claims = {}
+            for e in self.entries.values():
+                r = e.record
+                k = r.knowledge
+                if r.sensitivity == "private" and k is not None and k.claim is not None:
+                    claims.setdefault(k.claim.key, []).append(r)
+            self._claims = claims
+        return claims
+
+
+class RecallCache:
+    """Owner pools of one store, least recently used dropped beyond ``max_owners``."""
+
+    def __init__(self, max_owners: int = 256) -> None:
+        self._pools: OrderedDict[tuple[str, ...], OwnerPool] = OrderedDict()
+        self._max = max_owners
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[str, ...]) -> OwnerPool | None:
+        with self._lock:
+            pool = self._pools.get(key)
+            if pool is not None:
+                self._pools.move_to_end(key)
+            return pool
+
+    def put(self, key: tuple[str, ...], pool: OwnerPool) -> None:
+        with self._lock:
+            self._pools[key] = pool
+            self._pools.move_to_end(key)
+            while len(self._pools) > self._max:
+                self._pools.popitem(last=False)
+
+    def clear(self) -> None:
+        """Drop every pool (the next recall of each owner reloads it)."""
+        with self._lock:
+            self._pools.clear()
+
+
+def _owner_key(owner: Owner) -> tuple[str, ...]:
+    pairs = sorted((i.agent_key, i.workspace_key) for i in owner.identities())
+    return (owner.scope_id, *(f"{a}\x1f{w}" for a, w in pairs))
+
+
+def _pool_query(owner: Owner, held: _Stamps | None) -> Query:
+    """Stamps of the owner's identities, and (same snapshot) the rows newer than ``held``.
+
+    Without ``held`` every active row is read; with it, every row (any status) whose
+    ``rseq`` is above the held stamp of its identity.
+    """
+    pairs = sorted({(i.agent_key, i.workspace_key) for i in owner.identities()})
+    branches = []
+    params: list[Any] = [owner.scope_id]
+    for a, w in pairs:
+        params += [a, w]
+    params.append(owner.scope_id)
+    for a, w in pairs:
+        since = -1 if held is None else held.get((a, w), (0, 0))[0]
+        branches.append(
+            "(r.agent_key = %s AND r.workspace_key = %s AND r.rseq > %s"
+            + (" AND r.status = 'active')" if held is None else ")")
+        )
+        params += [a, w, since]
+    idents = ", ".join("(%s, %s)" for _ in pairs)
+    sql = (
+        "SELECT st.stamps, x.* FROM (SELECT coalesce(json_agg(json_build_array(s.agent_key, "
+        "s.workspace_key, s.stamp, s.resets)), '[]')::text AS stamps FROM mg_recall_stamp s "
+        f"WHERE s.scope_id = %s AND (s.agent_key, s.workspace_key) IN ({idents})) st "
+        f"LEFT JOIN LATERAL (SELECT {CANDIDATE_COLS} FROM mg_records r WHERE r.scope_id = %s "
+        f"AND ({' OR '.join(branches)})) x ON true"
+    )
+    return Query(sql, params)
+
+
+def _stamps(raw: Any) -> _Stamps:
+    data = json.loads(raw) if isinstance(raw, str) else (raw or [])
+    return {(str(a), str(w)): (int(s), int(r)) for a, w, s, r in data}
+
+
+def _needs_reload(held: _Stamps, seen: _Stamps) -> bool:
+    for ident, (stamp, resets) in seen.items():
+        old_stamp, old_resets = held.get(ident, (0, 0))
+        if resets != old_resets or stamp < old_stamp:
+            return True
+    return any(ident not in seen and st != (0, 0) for ident, st in held.items())
+
+
+def _stamp_query(owner: Owner) -> Query:
+    """The owner's identity stamps (a primary-key read, cheap to plan and to run)."""
+    pairs = sorted({(i.agent_key, i.workspace_key) for i in owner.identities()})
+    idents = ", ".join("(%s, %s)" for _ in pairs)
+    params: list[Any] = [owner.scope_id]
+    for a, w in pairs:
+        params += [a, w]
+    return Query(
+        "SELECT coalesce(json_agg(json_build_array(s.agent_key, s.workspace_key, s.stamp, "
+        "s.resets)), '[]')::text AS stamps FROM mg_recall_stamp s "
+        f"WHERE s.scope_id = %s AND (s.agent_key, s.workspace_key) IN ({idents})",
+        params,
+        fetch="one",
+    )
+
+
+def pool_op(owner: Owner, cache: RecallCache) -> Op[OwnerPool]:
+    """The owner's current pool (see the module doc).
+
+    A held pool whose stamps are unchanged costs one statement (the stamps); a changed one
+    a second statement reading the stamps again and, in the same snapshot, the changed rows
+    (or all rows, after a delete); an owner without a pool one statement (stamps and rows).
+    """
+    key = _owner_key(owner)
+    pool = cache.get(key)
+    held: _Stamps | None = None
+    if pool is not None:
+        row = yield _stamp_query(owner)
+        seen = _stamps(row["stamps"] if row else None)
+        if seen == pool.stamps:
+            return pool
+        if not _needs_reload(pool.stamps, seen):
+            held = pool.stamps
+    rows = yield _pool_query(owner, held)
+    seen = _stamps(rows[0]["stamps"]) if rows else {}
+    base = pool if held is not None and pool is not None else OwnerPool({}, {})
+    fresh = base.applied([row for row in rows if row["id"] is not None], seen)
+    cache.put(key, fresh)
+    return fresh
+
+
+def held_pool_op(owner: Owner, cache: RecallCache) -> Op[OwnerPool | None]:
+    """The owner's pool brought up to date (:func:`pool_op`) when ``cache`` holds one, else
+    ``None`` without a statement (loading a pool costs more than one plain read)."""
+    if cache.get(_owner_key(owner)) is None:
+        return None
+    return (yield from pool_op(owner, cache))
+
+
+def _live(record: Record, at: datetime) -> bool:
+    return record.expires_at is None or record.expires_at > at
+
+
+def disagreements_of(
+    records: Iterable[Record],
+) -> tuple[dict[str, Disagreement], dict[str, list[Record]]]:
+    """Disagreement groups among ``records`` (visible, active, unexpired, private, claimed).
+
+    Returns:
+        ``(by record id, members by claim key)``; a group needs at least two distinct values;
+        ids are ordered by identity precedence then id, at most 4 per disagreement.
+    """
+    groups: dict[str, list[Record]] = {}
+    for r in records:
+        if r.knowledge is not None and r.knowledge.claim is not None:
+            groups.setdefault(r.knowledge.claim.key, []).append(r)
+    by_id: dict[str, Disagreement] = {}
+    for key, members in groups.items():
+        members.sort(key=lambda r: (r.identity.precedence, r.id))
+        values = {m.knowledge.claim.value for m in members if m.knowledge and m.knowledge.claim}
+        if len(values) < 2:
+            continue
+        dis = Disagreement(
+            key=key, count=len(members), ids=tuple(m.id for m in members[:MAX_DISAGREEMENT_IDS])
+        )
+        for m in members:
+            by_id[m.id] = dis
+    return by_id, groups
+
+
+def pool_disagreements(
+    pool: OwnerPool, at: datetime, hits: Iterable[Record]
+) -> tuple[dict[str, Disagreement], dict[str, list[Record]]]:
+    """The disagreement groups of the claim keys among ``hits`` (from the pool)."""
+    keys = {
+        r.knowledge.claim.key
+        for r in hits
+        if r.sensitivity == "private" and r.knowledge is not None and r.knowledge.claim is not None
+    }
+    if not keys:
+        return {}, {}
+    claims = pool.claims()
+    members = [r for k in sorted(keys) for r in claims.get(k, ()) if _live(r, at)]
+    return disagreements_of(members)
+
+
+def rank_pool(
+    pool: OwnerPool,
+    query: str,
+    *,
+    limit: int,
+    depth: int,
+    kinds: Iterable[str],
+    trusts: Iterable[str],
+    sensitivities: Sequence[str],
+    at: datetime,
+) -> list[Ranked]:
+    """Rank the pool's live records for ``query`` (all of them, by prior, when blank).
+
+    The candidates are the best ``depth`` by the index's pre-score; the pool statistics
+    (over the active records of the asked sensitivities) give the IDF.
+    """
+    view = pool.view(sensitivities)
+    index, entries = view.index, view.entries
+    kind_set = frozenset(kinds)
+    allow = view.allow(kind_set, frozenset(trusts), at)
+    if not query.strip():
+        where = sorted(p for kind in kind_set for p in view.by_kind.get(kind, ()))
+        docs = [entries[pos].doc for pos in where if allow is None or allow(pos)]
+        return rank("", docs, limit=limit, include_sensitive=True)
+    if not query_terms(query).weights:
+        return []
+
+    def rank_one(text: str) -> list[Ranked]:
+        qt = query_terms(text)
+        window = question_window(text, at)
+        chosen = (
+            index.select(qt, depth=depth, allow=allow, window=window, when=asks_when(text))
+            if qt.weights
+            else []
+        )
+        prepared = [index.prepared[pos] for pos in chosen]
+        return rank_prepared(
+            text,
+            prepared,
+            limit=limit,
+            stats=index.stats,
+            terms=qt,
+            include_sensitive=True,
+            window=window,
+        )
+
+    # recall.plan: a query's legs (several questions, a restated one), expansion, hop pass
+    return rank_legs(query, rank_one, limit=limit, stats=index.stats)
+
+
+def hits_of(
+    pool: OwnerPool, ranked: Sequence[Ranked], by_dis: Mapping[str, Disagreement]
+) -> list[SearchHit]:
+    """Search hits of ranked pool documents."""
+    return [
+        SearchHit(
+            record=pool.entries[r.doc.id].record, score=r.score, disagreement=by_dis.get(r.doc.id)
+        )
+        for r in ranked
+    ]

@@ -1,0 +1,425 @@
+"""The optional dense leg of recall (pgvector): schema, SQL builders and the ops both twins run.
+
+Embeddings are derived index data, not memory. They live in ``mg_embeddings``, outside the
+ordered migrations because pgvector may be missing (``store.enable_embeddings()`` creates it).
+A vector is keyed by ``(scope_id, model, record_id)`` and remembers the record ``version`` it
+was computed from; a vector whose record was replaced since, removed, expired or became
+invisible is never returned, because the dense query joins ``mg_records`` with the same
+visibility and filters as the lexical search.
+
+The dense search is **exact**: cosine distance over the owner's own rows only, in a
+materialised CTE, so no ANN index (whose candidates are taken from the whole table before the
+per-user filter) can be chosen. A user's pool is small, so the scan is cheap.
+
+Vectors travel as pgvector text literals (``'[0.1,0.2]'::vector``). No model is ever called
+here: the store shells call the model outside any transaction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import datetime
+from typing import Any, NamedTuple
+
+from psycopg import errors as pgerrors
+
+from ...errors import ConfigurationError
+from ...identity import Owner
+from ...recall.hybrid import rrf, vector_literal
+from ...recall.tokenize import index_text
+from ...time import Clock
+from ...types import Disagreement, Limits, Record, SearchHit
+from ...validate import KINDS, TRUSTS, aware
+from ..driver import Op, Query
+from ..schema import SETUP_LOCK_KEY
+from .recall_cache import RecallCache
+from .rows import RECORD_COLS, knowledge_from_json, record_from_row, visible
+from .search import (
+    SearchArgs,
+    build_disagreement_query,
+    disagreements_from_rows,
+    search_op,
+    snapshot_op,
+)
+
+__all__ = [
+    "EMBEDDINGS_SQL",
+    "PendingEmbedding",
+    "build_dense_query",
+    "embeddings_ready_op",
+    "enable_embeddings_op",
+    "fusion_depth",
+    "hybrid_search_op",
+    "hybrid_snapshot_op",
+    "pending_embeddings_op",
+    "vector_errors",
+    "write_embeddings_op",
+]
+
+NO_PGVECTOR = (
+    "pgvector is not available on this PostgreSQL server: use the embedded server "
+    "(it ships pgvector) or install pgvector, then call `store.enable_embeddings()`"
+)
+
+EMBEDDINGS_SQL = """
+CREATE EXTENSION IF NOT EXISTS vector;
+CREATE TABLE IF NOT EXISTS mg_embeddings (
+    scope_id text NOT NULL,
+    record_id uuid NOT NULL,
+    model text NOT NULL,
+    dim integer NOT NULL,
+    version integer NOT NULL,
+    embedding vector NOT NULL,
+    recorded_at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (scope_id, model, record_id)
+);
+CREATE INDEX IF NOT EXISTS mg_embeddings_record ON mg_embeddings (scope_id, record_id);
+"""
+"""The optional schema (idempotent). Deliberately no ANN index: the dense leg is exact."""
+
+_LIVE = (
+    "r.status = 'active' AND (r.expires_at IS NULL OR r.expires_at > %s) "
+    "AND r.sensitivity <> 'sensitive'"
+)
+
+
+@contextmanager
+def vector_errors() -> Iterator[None]:
+    """Map the errors of creating the extension onto ``ConfigurationError``."""
+    try:
+        yield
+    except (pgerrors.InsufficientPrivilege, pgerrors.UndefinedFile) as exc:
+        raise ConfigurationError(f"{NO_PGVECTOR} ({exc.diag.message_primary})") from exc
+
+
+def enable_embeddings_op() -> Op[None]:
+    """Create the pgvector extension and ``mg_embeddings`` (idempotent).
+
+    Raises:
+        ConfigurationError: ``setup()`` has not run, or pgvector is not available.
+    """
+    yield Query("SELECT pg_advisory_xact_lock(%s)", [SETUP_LOCK_KEY], "none")
+    row = yield Query(
+        "SELECT to_regclass('mg_records') IS NOT NULL AS ready, EXISTS (SELECT 1 FROM "
+        "pg_available_extensions WHERE name = 'vector') AS available",
+        fetch="one",
+    )
+    if not row["ready"]:
+        raise ConfigurationError("memory-graph tables are missing: call `store.setup()` first")
+    if not row["available"]:
+        raise ConfigurationError(NO_PGVECTOR)
+    yield Query(EMBEDDINGS_SQL, fetch="none")
+
+
+def embeddings_ready_op() -> Op[bool]:
+    """Whether ``mg_embeddings`` exists (so pgvector is installed in this database)."""
+    row = yield Query("SELECT to_regclass('mg_embeddings') IS NOT NULL AS ready", fetch="one")
+    return bool(row and row["ready"])
+
+
+class PendingEmbedding(NamedTuple):
+    """A record that needs a vector for the configured model."""
+
+    record_id: str
+    version: int
+    text: str
+
+
+def pending_embeddings_op(owner: Owner, model: str, *, now: datetime) -> Op[list[PendingEmbedding]]:
+    """Drop the owner's vectors of removed or sensitive records; list records lacking one.
+
+    A record lacks a vector when it has none for ``model`` or its vector was computed from an
+    older version. Sensitive records are never embedded, so their text never reaches an
+    embedding provider.
+
+    Args:
+        owner: The owner; only its four identities are touched.
+        model: The model key (:func:`memory_graph.recall.hybrid.model_key`).
+        now: Expiry instant.
+
+    Returns:
+        The records to embed, by id.
+    """
+    cond, params = visible(owner, "r")
+    yield Query(
+        "DELETE FROM mg_embeddings e USING mg_records r WHERE e.scope_id = %s "
+        f"AND r.scope_id = e.scope_id AND r.id = e.record_id AND {cond} "
+        "AND (r.status <> 'active' OR r.sensitivity = 'sensitive')",
+        [owner.scope_id, *params],
+        "none",
+    )
+    rows = yield Query(
+        "SELECT r.id::text AS id, r.version, r.content, r.knowledge FROM mg_records r "
+        "LEFT JOIN mg_embeddings e ON e.scope_id = r.scope_id AND e.model = %s "
+        f"AND e.record_id = r.id WHERE {cond} AND {_LIVE} "
+        "AND (e.record_id IS NULL OR e.version <> r.version) ORDER BY r.id",
+        [model, *params, now],
+    )
+    return [
+        PendingEmbedding(
+            row["id"],
+            int(row["version"]),
+            index_text(row["content"], knowledge_from_json(row["knowledge"])),
+        )
+        for row in rows
+    ]
+
+
+def write_embeddings_op(
+    owner: Owner,
+    model: str,
+    items: Sequence[PendingEmbedding],
+    vectors: Sequence[Sequence[float]],
+) -> Op[int]:
+    """Store vectors, each only if its record is still active at the embedded version.
+
+    Args:
+        owner: The owner.
+        model: The model key.
+        items: The records that were embedded.
+        vectors: One vector per item, in order.
+
+    Returns:
+        How many vectors were written.
+
+    Raises:
+        ValueError: the counts differ, or a vector is empty or not finite.
+    """
+    if len(items) != len(vectors):
+        raise ValueError(f"the model returned {len(vectors)} vectors for {len(items)} texts")
+    if not items:
+        return 0
+    cond, params = visible(owner, "r")
+    count = yield Query(
+        "INSERT INTO mg_embeddings (scope_id, record_id, model, dim, version, embedding) "
+        "SELECT r.scope_id, r.id, %s, vector_dims(v.vec::vector), r.version, v.vec::vector "
+        "FROM unnest(%s::uuid[], %s::int[], %s::text[]) AS v(record_id, version, vec) "
+        "JOIN mg_records r ON r.scope_id = %s AND r.id = v.record_id "
+        f"AND r.version = v.version WHERE {cond} AND r.status = 'active' "
+        "AND r.sensitivity <> 'sensitive' "
+        "ON CONFLICT (scope_id, model, record_id) DO UPDATE SET dim = EXCLUDED.dim, "
+        "version = EXCLUDED.version, embedding = EXCLUDED.embedding, "
+        "recorded_at = EXCLUDED.recorded_at",
+        [
+            model,
+            [i.record_id for i in items],
+            [i.version for i in items],
+            [vector_literal(v) for v in vectors],
+            owner.scope_id,
+            *params,
+        ],
+        "rowcount",
+    )
+    return int(count)
+
+
+def build_dense_query(
+    owner: Owner,
+    vector: str,
+    *,
+    dim: int,
+    model: str,
+    kinds: Sequence[str],
+    trusts: Sequence[str],
+    sensitivities: Sequence[str],
+    as_of: datetime,
+    depth: int,
+) -> tuple[str, list[Any]]:
+    """SQL for the exact dense ranking of the owner's visible records.
+
+    Only vectors of ``model`` and ``dim`` computed from the record's current version count,
+    and the record must pass the lexical search's filters. Rows with cosine similarity at or
+    below 0 (distance >= 1, or NaN for a zero vector) are left out.
+
+    Args:
+        owner: The owner; only its four identities are visible.
+        vector: The query vector as a pgvector literal.
+        dim: Its dimension.
+        model: The model key.
+        kinds: Kinds to keep.
+        trusts: Trust levels to keep.
+        sensitivities: Sensitivities to keep.
+        as_of: Rows must be unexpired at this instant.
+        depth: How many ids to return.
+
+    Returns:
+        The SQL text and its parameters; rows carry ``id`` and ``distance``, best first.
+    """
+    cond, params = visible(owner, "r")
+    # The owner's vectors by primary key, each record by primary key (fenced with OFFSET 0),
+    # so the plan does not depend on table statistics.
+    sql = (
+        "WITH cand AS MATERIALIZED (SELECT r.id, (e.embedding <=> %s::vector) AS distance "
+        "FROM mg_embeddings e CROSS JOIN LATERAL (SELECT * FROM mg_records r0 "
+        "WHERE r0.scope_id = e.scope_id AND r0.id = e.record_id OFFSET 0) r "
+        "WHERE e.scope_id = %s AND e.model = %s AND e.dim = %s "
+        f"AND e.version = r.version AND {cond} AND r.status = 'active' "
+        "AND (r.expires_at IS NULL OR r.expires_at > %s) AND r.kind = ANY(%s) "
+        "AND r.trust = ANY(%s) AND r.sensitivity = ANY(%s)) "
+        "SELECT id::text AS id, distance FROM cand WHERE distance < 1.0 "
+        "ORDER BY distance, id LIMIT %s"
+    )
+    args: list[Any] = [vector, owner.scope_id, model, dim, *params, as_of]
+    args += [list(kinds), list(trusts), list(sensitivities), depth]
+    return sql, args
+
+
+def hybrid_snapshot_op(
+    owner: Owner,
+    *,
+    query_vector: Sequence[float],
+    model: str,
+    task_step: str | None,
+    latest_input: str | None,
+    goal: str | None,
+    as_of: datetime | None,
+    limit: int | None,
+    max_bytes: int | None,
+    max_tokens: int | None,
+    clock: Clock,
+    limits: Limits,
+    cache: RecallCache | None = None,
+) -> Op[str]:
+    """The recall block with a dense leg: the plan's lexical hits keep their places, then the
+    dense hits of the query vector (computed from the plan's first text), then standing
+    guidance. One statement more than :func:`snapshot_op` (the dense ranking)."""
+    at = clock() if as_of is None else aware(as_of, "as_of")
+    k = limits.snapshot_limit if limit is None else limit
+    depth = min(limits.max_search_limit, k) if isinstance(k, int) and k > 0 else 1
+    sql, params = build_dense_query(
+        owner,
+        vector_literal(query_vector),
+        dim=len(query_vector),
+        model=model,
+        kinds=KINDS,
+        trusts=TRUSTS,
+        sensitivities=["private"],
+        as_of=at,
+        depth=depth,
+    )
+    dense = yield Query(sql, params)
+    return (
+        yield from snapshot_op(
+            owner,
+            task_step=task_step,
+            latest_input=latest_input,
+            goal=goal,
+            as_of=at,
+            limit=limit,
+            max_bytes=max_bytes,
+            max_tokens=max_tokens,
+            clock=clock,
+            limits=limits,
+            cache=cache,
+            dense_ids=[str(row["id"]) for row in dense],
+        )
+    )
+
+
+def fusion_depth(limit: int, limits: Limits) -> int:
+    """How many candidates each leg contributes to the fusion of a top-``limit`` search."""
+    return min(limits.max_search_limit, max(3 * limit, 30))
+
+
+def _dedup_key(record: Record) -> str:
+    return f"{record.content_hash}|{record.knowledge!r}"
+
+
+def hybrid_search_op(
+    owner: Owner,
+    args: SearchArgs,
+    *,
+    as_of: datetime,
+    query_vector: Sequence[float],
+    model: str,
+    limits: Limits,
+    cache: RecallCache | None = None,
+) -> Op[list[SearchHit]]:
+    """Lexical and dense rankings of one snapshot, fused by reciprocal rank. Reads only.
+
+    Args:
+        owner: The owner.
+        args: Validated search arguments (a non-blank query).
+        as_of: Activity instant (both legs use it).
+        query_vector: The query embedding.
+        model: The model key.
+        limits: The configured limits.
+
+    Returns:
+        At most ``args.limit`` hits, best fused score first, duplicates dropped; lexical hits
+        keep their disagreement markers.
+    """
+    depth = fusion_depth(args.limit, limits)
+    lexical = yield from search_op(
+        owner,
+        args.query,
+        limit=depth,
+        kinds=args.kinds,
+        trusts=args.trusts,
+        sensitivities=args.sensitivities,
+        as_of=as_of,
+        clock=lambda: as_of,
+        limits=limits,
+        cache=cache,
+    )
+    sql, params = build_dense_query(
+        owner,
+        vector_literal(query_vector),
+        dim=len(query_vector),
+        model=model,
+        kinds=args.kinds,
+        trusts=args.trusts,
+        sensitivities=args.sensitivities,
+        as_of=as_of,
+        depth=depth,
+    )
+    dense = yield Query(sql, params)
+    by_id = {h.record.id: h for h in lexical}
+    fused = rrf([[h.record.id for h in lexical], [str(row["id"]) for row in dense]])
+    missing = [i for i, _ in fused if i not in by_id]
+    records: dict[str, Record] = {}
+    if missing:
+        cond, cparams = visible(owner, "r")
+        rows = yield Query(
+            f"SELECT {RECORD_COLS} FROM mg_records r WHERE {cond} AND r.id = ANY(%s::uuid[])",
+            [*cparams, missing],
+        )
+        records = {str(row["id"]): record_from_row(row) for row in rows}
+    hits: list[SearchHit] = []
+    seen: set[str] = set()
+    for rid, score in fused:
+        if rid in by_id:
+            hit = by_id[rid]
+            hit = SearchHit(record=hit.record, score=score, disagreement=hit.disagreement)
+        elif rid in records:
+            hit = SearchHit(record=records[rid], score=score)
+        else:  # changed visibility since the dense statement
+            continue
+        key = _dedup_key(hit.record)
+        if key in seen:
+            continue
+        seen.add(key)
+        hits.append(hit)
+        if len(hits) == args.limit:
+            break
+    dense_only = [
+        h
+        for h in hits
+        if h.record.id not in by_id
+        and h.record.knowledge is not None
+        and h.record.knowledge.claim is not None
+        and h.record.sensitivity != "sensitive"
+    ]
+    if dense_only:
+        keys = [h.record.knowledge.claim.key for h in dense_only]  # type: ignore[union-attr]
+        dsql, dparams = build_disagreement_query(owner, as_of=as_of, claim_keys=keys)
+        drows = yield Query(dsql, dparams)
+        markers: dict[str, Disagreement] = disagreements_from_rows(drows)[0]
+        hits = [
+            SearchHit(h.record, h.score, markers.get(h.record.id))
+            if h.record.id not in by_id
+            else h
+            for h in hits
+        ]
+    return hits

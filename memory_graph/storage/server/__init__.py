@@ -1,0 +1,1 @@
+"""Where the database comes from: DSN resolution, ``setup()``, the embedded server launcher."""

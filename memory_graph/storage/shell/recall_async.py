@@ -1,0 +1,222 @@
+"""The async store's recall: search, the recall snapshot, the optional dense leg, turn entry.
+
+Mixed into :class:`~memory_graph.AsyncMemoryStore`. With embeddings configured and enabled,
+the query is embedded here, outside any transaction, and the hybrid ops of ``ops/vector.py``
+run with its vector; without them, or when the model fails, the lexical ops of
+``ops/search.py`` run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+from typing import Any
+
+from ...identity import Owner
+from ...types import Kind, SearchHit, Sensitivity, Trust
+from ..ops import proposals as P
+from ..ops import search as S
+from ..ops import views as V
+from ..ops.entry import TurnEntry, turn_entry_op
+from ..ops.vector import (
+    embeddings_ready_op,
+    enable_embeddings_op,
+    hybrid_search_op,
+    hybrid_snapshot_op,
+    pending_embeddings_op,
+    vector_errors,
+    write_embeddings_op,
+)
+from .base_async import AsyncStoreShell
+
+__all__ = ["AsyncRecallMethods"]
+
+
+class AsyncRecallMethods(AsyncStoreShell):
+    """Lexical or hybrid recall over the owner's visible, active records."""
+
+    async def search(
+        self,
+        owner: Owner,
+        query: str,
+        *,
+        limit: int | None = None,
+        kinds: Iterable[Kind] | None = None,
+        trusts: Iterable[Trust] | None = None,
+        sensitivities: Iterable[Sensitivity] | None = None,
+        as_of: datetime | None = None,
+    ) -> list[SearchHit]:
+        """Lexical recall over visible, active records (sensitive excluded unless asked).
+
+        With embeddings configured and enabled, the lexical and dense rankings are fused by
+        reciprocal rank (scores are then fused scores); if the query embedding fails, the
+        lexical results are returned and a warning is logged.
+        """
+        return await self._search(owner, query, limit, kinds, trusts, sensitivities, as_of)
+
+    async def search_confirmed(
+        self, owner: Owner, query: str, *, limit: int | None = None, as_of: datetime | None = None
+    ) -> list[SearchHit]:
+        """Search narrowed server-side to user-confirmed, non-sensitive records."""
+        return await self._search(owner, query, limit, None, ["user-confirmed"], ["private"], as_of)
+
+    async def _search(
+        self,
+        owner: Owner,
+        query: str,
+        limit: int | None,
+        kinds: Iterable[Kind] | None,
+        trusts: Iterable[Trust] | None,
+        sensitivities: Iterable[Sensitivity] | None,
+        as_of: datetime | None,
+    ) -> list[SearchHit]:
+        hybrid = self._hybrid_args(
+            query, limit=limit, kinds=kinds, trusts=trusts, sensitivities=sensitivities, as_of=as_of
+        )
+        vector = await self._dense_vector(None if hybrid is None else hybrid[0].query)
+        if hybrid is not None and vector is not None:
+            args, at = hybrid
+            return await self._read(
+                hybrid_search_op(
+                    owner,
+                    args,
+                    as_of=at,
+                    query_vector=vector,
+                    model=self._model,
+                    limits=self._limits,
+                    cache=self._recall,
+                )
+            )
+        return await self._read(
+            S.search_op(
+                owner,
+                query,
+                limit=limit,
+                kinds=kinds,
+                trusts=trusts,
+                sensitivities=sensitivities,
+                as_of=as_of,
+                clock=self._clock,
+                limits=self._limits,
+                cache=self._recall,
+            )
+        )
+
+    async def _dense_vector(self, text: str | None) -> list[float] | None:
+        """The query vector of ``text`` when a dense leg applies, else ``None``.
+
+        ``None`` too when the model fails (a warning is logged): recall degrades to lexical.
+        The model is called outside any transaction, so it never holds a connection.
+        """
+        if text is None or self._embeddings is None or not await self._ready():
+            return None
+        try:
+            return self._query_vector(await self._embeddings.aembed_query(text))
+        except Exception as exc:  # any model failure degrades to lexical
+            self._embedding_failed(exc)
+            return None
+
+    async def _ready(self) -> bool:
+        if self._vectors_ready is None:
+            self._vectors_ready = await self._read(embeddings_ready_op())
+        return self._vectors_ready
+
+    async def enable_embeddings(self) -> None:
+        """Create the pgvector extension and the embeddings table (idempotent).
+
+        Call :meth:`setup` first. Embeddings are optional index data outside the migrations.
+
+        Raises:
+            ConfigurationError: pgvector is not available (use the embedded server or install
+                pgvector), or ``setup()`` has not run.
+        """
+        with vector_errors():
+            await self._run(enable_embeddings_op())
+        self._vectors_ready = True
+
+    async def index_embeddings(self, owner: Owner, *, batch_size: int = 64) -> int:
+        """Embed the owner's active, non-sensitive records that lack a current vector.
+
+        The model is called outside any transaction, ``batch_size`` texts at a time; the
+        vectors are then written in one transaction (a record changed meanwhile is skipped).
+        Vectors of removed or sensitive records are dropped.
+
+        Returns:
+            How many records were embedded now (0 when all are up to date).
+
+        Raises:
+            ConfigurationError: no embeddings configured, or not enabled in the database.
+        """
+        model = self._index_plan(batch_size)
+        self._require_vectors(await self._run(embeddings_ready_op()))
+        pending = await self._run(pending_embeddings_op(owner, self._model, now=self._clock()))
+        vectors: list[list[float]] = []
+        for start in range(0, len(pending), batch_size):
+            texts = [p.text for p in pending[start : start + batch_size]]
+            vectors.extend(await model.aembed_documents(texts))
+        return await self._run(write_embeddings_op(owner, self._model, pending, vectors))
+
+    async def snapshot(
+        self,
+        owner: Owner,
+        *,
+        task_step: str | None = None,
+        latest_input: str | None = None,
+        goal: str | None = None,
+        as_of: datetime | None = None,
+        limit: int | None = None,
+        max_bytes: int | None = None,
+        max_tokens: int | None = None,
+    ) -> str:
+        """The framed ``<memory_source>`` recall block ("" when nothing fits).
+
+        ``limit`` counts records; a disagreement group that does not fit in it shows its
+        marker line instead of its sides. With embeddings configured and enabled, the dense
+        hits of the plan's first text follow the lexical ones (a failed query embedding
+        degrades to lexical, with a warning).
+        """
+        vector = await self._dense_vector(self._snapshot_text(task_step, latest_input, goal))
+        frame: dict[str, Any] = {
+            "task_step": task_step,
+            "latest_input": latest_input,
+            "goal": goal,
+            "as_of": as_of,
+            "limit": limit,
+            "max_bytes": max_bytes,
+            "max_tokens": max_tokens,
+            "clock": self._clock,
+            "limits": self._limits,
+            "cache": self._recall,
+        }
+        if vector is None:
+            return await self._read(S.snapshot_op(owner, **frame))
+        return await self._read(
+            hybrid_snapshot_op(owner, query_vector=vector, model=self._model, **frame)
+        )
+
+    async def _turn_entry(
+        self, owner: Owner, *, thread_id: str | None, recall: Mapping[str, Any] | None
+    ) -> TurnEntry:
+        """The memory agent's turn entry: context block, recall snapshot (``recall``: its
+        keyword arguments) and the thread's pending proposals, in one statement
+        (``storage/ops/entry.py``).
+
+        With embeddings configured the recall block is left out (``recalled`` is ``None``):
+        call :meth:`snapshot`, which embeds the query outside any transaction.
+        """
+        snap = None
+        if recall is not None and self._embeddings is None:
+            snap = S.snapshot_op(
+                owner,
+                as_of=None,
+                **recall,
+                clock=self._clock,
+                limits=self._limits,
+                cache=self._recall,
+            )
+        pending = None
+        if thread_id is not None:
+            pending = P.list_pending_op(owner, thread_id=thread_id, clock=self._clock)
+        return await self._read(
+            turn_entry_op(V.context_block_op(owner, as_of=None, clock=self._clock), snap, pending)
+        )

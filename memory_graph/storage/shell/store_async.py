@@ -1,0 +1,149 @@
+"""The store shell: each method builds a generator op (``ops/*``) and runs it.
+
+The async store is composed here from its base (``base_async.py``: the pool, running an op)
+and one mixin per area: reads, recall, threads and evidence, proposals and grants, trusted
+writes, privacy (``*_async.py``). These async modules are the source; the sync store
+(``store_sync.py`` and the other ``*_sync.py``) is generated from them by ``tools/unasync.py``,
+and ``tests/test_unasync.py`` fails when a generated file is out of date, so the twins cannot
+drift. ``tests/test_public_api.py`` checks that both classes expose the same methods with the
+same signatures.
+"""
+
+from __future__ import annotations
+
+# sync: -
+import asyncio
+
+# sync: from collections.abc import Iterator
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ...time import Clock
+from ...types import Limits
+from ..driver import PoolOptions, open_async_pool
+from ..server.setup import resolve_dsn, setup_op
+from .common import pool_kwargs
+from .privacy_async import AsyncPrivacyMethods
+from .proposals_async import AsyncProposalMethods
+from .reads_async import AsyncReadMethods
+from .recall_async import AsyncRecallMethods
+from .threads_async import AsyncThreadMethods
+from .writes_async import AsyncWriteMethods
+
+if TYPE_CHECKING:
+    from langchain_core.embeddings import Embeddings
+
+__all__ = ["AsyncMemoryStore"]
+
+
+class AsyncMemoryStore(
+    AsyncReadMethods,
+    AsyncRecallMethods,
+    AsyncThreadMethods,
+    AsyncProposalMethods,
+    AsyncWriteMethods,
+    AsyncPrivacyMethods,
+):
+    """Governed long-term user memory on PostgreSQL.
+
+    Args:
+        pool: an open ``psycopg_pool.AsyncConnectionPool`` (``autocommit=False``).
+        limits: size and count limits.
+        clock: the injectable clock.
+        dsn: the DSN the pool connects to (exposed as :attr:`dsn`).
+        embeddings: an optional LangChain ``Embeddings``; with it, and pgvector enabled in the
+            database (:meth:`enable_embeddings`), :meth:`search` fuses a dense leg with the
+            lexical one. No model is called inside a transaction.
+
+    Example:
+        >>> async with AsyncMemoryStore.from_dsn() as store:  # doctest: +SKIP
+        ...     await store.setup()
+        ...     (await store.set_preference(Owner("alice"), "reply.language", "en")).status
+        'CREATED'
+    """
+
+    # --- lifecycle ------------------------------------------------------------------------
+
+    @classmethod
+    async def open(
+        cls,
+        dsn: str | None = None,
+        *,
+        data_dir: str | Path | None = None,
+        limits: Limits | None = None,
+        clock: Clock | None = None,
+        max_size: int = 8,
+        embeddings: Embeddings | None = None,
+        connect_timeout: float = 5.0,
+        pool_timeout: float = 5.0,
+    ) -> AsyncMemoryStore:
+        """Open a store (``dsn``, else ``$MEMORY_GRAPH_DSN``, else embedded); close it after use.
+
+        Args:
+            max_size: pooled connections at most (default 8).
+            connect_timeout: seconds one connection attempt may take (default 5).
+            pool_timeout: seconds a call waits for a connection before it raises
+                ``StorageUnavailableError`` (default 5): how long a call blocks while the
+                server is down. Connections are checked on checkout, so the first call
+                after a server restart succeeds.
+
+        Raises:
+            StorageUnavailableError: the server cannot be reached or started.
+            ConfigurationError: a pool option is not a positive number.
+        """
+        opts = PoolOptions(max_size, connect_timeout, pool_timeout)
+        # sync: -
+        # Starting the embedded server blocks; keep it off the event loop.
+        # sync: resolved = resolve_dsn(dsn, data_dir=data_dir)
+        resolved = await asyncio.to_thread(resolve_dsn, dsn, data_dir=data_dir)
+        pool = await open_async_pool(resolved, opts, **pool_kwargs())
+        store = cls(pool, limits=limits, clock=clock, dsn=resolved, embeddings=embeddings)
+        store._pool_options = opts
+        return store
+
+    @classmethod
+    @asynccontextmanager
+    async def from_dsn(
+        cls,
+        dsn: str | None = None,
+        *,
+        data_dir: str | Path | None = None,
+        limits: Limits | None = None,
+        clock: Clock | None = None,
+        max_size: int = 8,
+        embeddings: Embeddings | None = None,
+        connect_timeout: float = 5.0,
+        pool_timeout: float = 5.0,
+    ) -> AsyncIterator[AsyncMemoryStore]:
+        """Context manager around :meth:`open` that closes the pool on exit."""
+        store = await cls.open(
+            dsn,
+            data_dir=data_dir,
+            limits=limits,
+            clock=clock,
+            max_size=max_size,
+            embeddings=embeddings,
+            connect_timeout=connect_timeout,
+            pool_timeout=pool_timeout,
+        )
+        try:
+            yield store
+        finally:
+            await store.close()
+
+    async def close(self) -> None:
+        """Close the connection pool."""
+        await self._pool.close()
+
+    async def __aenter__(self) -> AsyncMemoryStore:
+        """``async with await AsyncMemoryStore.open() as store:`` closes the pool on exit."""
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def setup(self) -> list[int]:
+        """Apply pending migrations (idempotent). Returns the versions applied now."""
+        return await self._run(setup_op())
