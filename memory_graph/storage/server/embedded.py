@@ -435,7 +435,7 @@ def _ensure_watchdog(base: Path, pgdata: Path) -> None:
         return
     import sys
 
-    root = str(Path(__file__).resolve().parents[2])
+    root = str(Path(__file__).resolve().parents[3])  # the directory that holds memory_graph/
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
     proc = subprocess.Popen(
