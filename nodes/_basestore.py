@@ -258,6 +258,9 @@ class GovernedStore(BaseStore):
             )
         except ValidationError as exc:
             raise ValidationError(f"namespace {namespace!r}: {exc}") from exc
+        for name, value in (("workspace", owner.workspace), ("agent", owner.agent)):
+            if name in fields and value is None:  # a blank id names no identity
+                raise ValidationError(f"namespace {namespace!r}: the {name} name is blank")
         if len(namespace) < len(base):
             level = None
         else:

@@ -14,7 +14,7 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from langgraph.store.base import BaseStore, GetOp, PutOp, SearchOp
 
@@ -413,6 +413,8 @@ def test_list_records_filters_by_key(open_store: Callable[..., Any]) -> None:
 
 
 @settings(max_examples=300, deadline=None)
+@example(["memories", "alice", "workspace", ""])  # a blank id named a level without an identity
+@example(["memories", "alice", "agent", " "])
 @given(
     st.lists(
         st.one_of(
