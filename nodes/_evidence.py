@@ -8,10 +8,12 @@
   among the messages the model sees (trimmed by ``RemoveMessage`` or by a message window such
   as ``trim_messages``), as a bounded ``<tool_evidence>`` block.
 - :func:`create_read_evidence_tool` gives the model ``read_evidence(reference, offset=None,
-  query=None)``: one page (4,096 characters at most) of the exact original result, read back
-  from the thread's checkpointed history after checking the owner, the thread and the
-  digests. A file read whose history is gone can be re-read through the application's own
-  read tool, only while the file's identity (size, mtime, content digest) is unchanged.
+  query=None)``: one page (4,096 characters of the original at most) of the original
+  result, read back from the thread's checkpointed history after checking the owner, the
+  thread and the digests, and shown through the rendering rule
+  (:func:`~memory_graph.safetext.prompt_block`: lines kept, markup escaped). A file read
+  whose history is gone can be re-read through the application's own read tool, only while
+  the file's identity (size, mtime, content digest) is unchanged.
 
 Evidence never becomes long-term memory by itself, and the memory tools, ``read_evidence``
 itself, shell output and images are never indexed.
@@ -47,7 +49,7 @@ from memory_graph.evidence import (
     render_manifest,
     result_text,
 )
-from memory_graph.safetext import prompt_value
+from memory_graph.safetext import prompt_block, prompt_value
 
 from ._context import resolve_owner
 from ._core import AnyStore, ConfigurationError, MemoryGraphError, NotFoundError, Owner
@@ -98,9 +100,7 @@ class EvidencePolicy:
         names = frozenset(self.tools) | frozenset(self.file_tools)
         object.__setattr__(self, "tools", names)
         object.__setattr__(self, "file_tools", dict(self.file_tools))
-        bad = sorted(
-            n for n in names if n in _NEVER or any(h in n.lower() for h in _SHELL_HINTS)
-        )
+        bad = sorted(n for n in names if n in _NEVER or any(h in n.lower() for h in _SHELL_HINTS))
         if bad:
             raise ConfigurationError(
                 f"tools {bad} cannot be evidence: memory tools, read_evidence and shell "
@@ -386,7 +386,9 @@ def _render_page(entry: EvidenceEntry, text: str, a: Mapping[str, Any], note: st
         f"tool={prompt_value(entry.tool_name)} offset={pg.offset} chars={len(pg.text)} "
         f"total={pg.total} next_offset={nxt}>\n"
     )
-    return head + note + pg.text + "\n</tool_evidence_page>"
+    # The page is the result's text through the rule (lines kept, tags and look-alikes
+    # escaped), so it can neither close this frame nor forge another page header.
+    return head + note + prompt_block(pg.text) + "\n</tool_evidence_page>"
 
 
 def create_read_evidence_tool(
@@ -442,7 +444,7 @@ def create_read_evidence_tool(
                 text, note = _verify(entry, text)  # type: ignore[arg-type]
             return _render_page(entry, text or "", a, note)  # type: ignore[arg-type]
         except MemoryGraphError as exc:
-            return f"Error: {exc}"
+            return f"Error: {prompt_value(exc)}"
 
     async def run_async(runtime: ToolRuntime, reference: str, **a: Any) -> str:
         try:
@@ -458,7 +460,7 @@ def create_read_evidence_tool(
                 text, note = _verify(entry, text)
             return _render_page(entry, text or "", a, note)
         except MemoryGraphError as exc:
-            return f"Error: {exc}"
+            return f"Error: {prompt_value(exc)}"
 
     description = (
         "Re-read an earlier tool result listed in <tool_evidence> (exact text, one page of "

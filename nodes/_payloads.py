@@ -24,6 +24,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, model_validator
 from typing_extensions import NotRequired, TypedDict
 
+from memory_graph.safetext import terminal_value
+
 from ._core import (
     Limits,
     MemoryGraphError,
@@ -78,8 +80,9 @@ class ActionRequest(TypedDict):
     """The operation, used as the action name (``add``, ``set_preference`` ...)."""
     args: dict[str, Any]
     description: str
-    """The human-readable diff on one line (``terminal_text``), then the user's quote that
-    supports it, or a note that none does."""
+    """The human-readable diff on one line, then the user's quote that supports it, or a
+    note that none does. Values are escaped (``terminal_value``) so only the notes this
+    payload adds appear as ``(...)``."""
     quote: str | None
     """The user's words the proposal rests on (``None`` for a model's tool call): shown
     beside the content so the reviewer can check that the quote says it."""
@@ -191,15 +194,11 @@ def build_review_request(proposals: Sequence[ProposalJSON]) -> ReviewRequest:
     for p in proposals:
         quote = p["evidence"].get("quote")
         quote = quote if isinstance(quote, str) and quote else None
-        said = f'the user said: "{quote}"' if quote else "no quote: proposed by the model"
-        uri = p["evidence"].get("uri")
-        if isinstance(uri, str) and uri.startswith("evidence:"):
-            said += f"; cites tool evidence {uri.removeprefix('evidence:')}"
         requests.append(
             {
                 "name": p["operation"],
                 "args": dict(p["args"]),
-                "description": terminal_text(f"{p['diff']} ({said})"),
+                "description": _description(p, quote),
                 "quote": quote,
                 "proposal_id": p["id"],
                 "operation": p["operation"],
@@ -217,6 +216,32 @@ def build_review_request(proposals: Sequence[ProposalJSON]) -> ReviewRequest:
         "action_requests": requests,
         "review_configs": [configs[name] for name in sorted(configs)],
     }
+
+
+def _description(p: ProposalJSON, quote: str | None) -> str:
+    """The diff, then the notes only this function writes: ``(expires ...)``, ``(the user
+    said: "...")`` or ``(no quote: ...)``, and a cited evidence reference.
+
+    Every stored or model-written value goes through :func:`terminal_value` (parentheses
+    escaped as ``\\(``, and ``"`` inside the quote), so no value can add or close a note.
+    The diff's own expiry note is rebuilt from the proposal's ``expires_at`` argument.
+    """
+    diff = p["diff"]
+    expires = p["args"].get("expires_at")
+    suffix = f" (expires {expires})" if isinstance(expires, str) and expires else ""
+    if suffix and diff.endswith(suffix):
+        diff = diff[: -len(suffix)]
+        suffix = f" (expires {terminal_value(expires)})"
+    else:
+        suffix = ""
+    if quote:
+        said = f'the user said: "{terminal_value(quote, quoted=True)}"'
+    else:
+        said = "no quote: proposed by the model"
+    uri = p["evidence"].get("uri")
+    if isinstance(uri, str) and uri.startswith("evidence:"):
+        said += f"; cites tool evidence {terminal_value(uri.removeprefix('evidence:'))}"
+    return f"{terminal_value(diff)}{suffix} ({said})"
 
 
 def is_review_request(value: Any) -> bool:

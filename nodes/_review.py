@@ -35,6 +35,7 @@ from ._core import (
     ProposalExpiredError,
     ResumeError,
     ValidationError,
+    terminal_text,
 )
 from ._drive import Call, Op
 from ._nodes import Node, _make_node
@@ -174,7 +175,7 @@ def _failed(decision: Any, batch: list[ProposalJSON], exc: Exception) -> CommitR
         "write_status": None,
         "record_id": None,
         "version": None,
-        "message": f"{type(exc).__name__}: {exc}",
+        "message": f"{type(exc).__name__}: {terminal_text(exc)}",
     }
 
 

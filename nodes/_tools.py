@@ -130,19 +130,25 @@ def render_hits(hits: Sequence[SearchHit]) -> str:
     return "\n".join(lines)
 
 
-def _framed(text: str) -> str:
-    # One line of text (a proposal summary, an error) inside the frame, through the rule.
-    return f"<memory_source>\n{_FRAME_NOTE}\n{prompt_value(text)}\n</memory_source>"
+def _framed(line: str) -> str:
+    # One line (a proposal summary, an error) inside the frame; its values already went
+    # through the rule one by one, so the line's own sentence and notes cannot be forged.
+    return f"<memory_source>\n{_FRAME_NOTE}\n{line}\n</memory_source>"
+
+
+def _error(exc: Exception) -> str:
+    return _framed(f"Error: {prompt_value(exc)}")
 
 
 def _proposed(proposal: Proposal) -> str:
+    v = prompt_value
     if proposal.status == "rejected":
         return _framed(
-            f"Not proposed: the user rejected this {proposal.operation} before "
-            f"(proposal {proposal.id}). Do not ask again unless the user brings it up."
+            f"Not proposed: the user rejected this {v(proposal.operation)} before "
+            f"(proposal {v(proposal.id)}). Do not ask again unless the user brings it up."
         )
     return _framed(
-        f"Proposed {proposal.operation} (proposal {proposal.id}): {proposal.diff}. "
+        f"Proposed {v(proposal.operation)} (proposal {v(proposal.id)}): {v(proposal.diff)}. "
         "Nothing is saved until the user approves it."
     )
 
@@ -303,14 +309,14 @@ def _make_tool(
         try:
             return drive_sync(store, body(owner, runtime, **a))
         except MemoryGraphError as exc:
-            return _framed(f"Error: {exc}")
+            return _error(exc)
 
     async def run_async(runtime: ToolRuntime, **a: Any) -> str:
         owner = resolve_owner(runtime.context, runtime.config)
         try:
             return await drive_async(store, body(owner, runtime, **a))
         except MemoryGraphError as exc:
-            return _framed(f"Error: {exc}")
+            return _error(exc)
 
     if store is None:  # the graph's runtime.store (a GovernedStore), resolved per call
 
@@ -319,7 +325,7 @@ def _make_tool(
             try:
                 return str(governed_from_runtime(runtime.store).drive(body(owner, runtime, **a)))
             except MemoryGraphError as exc:
-                return _framed(f"Error: {exc}")
+                return _error(exc)
 
         async def rt_async(runtime: ToolRuntime, **a: Any) -> str:
             owner = resolve_owner(runtime.context, runtime.config)
@@ -327,7 +333,7 @@ def _make_tool(
                 governed = governed_from_runtime(runtime.store)
                 return str(await governed.adrive(body(owner, runtime, **a)))
             except MemoryGraphError as exc:
-                return _framed(f"Error: {exc}")
+                return _error(exc)
 
         return StructuredTool.from_function(
             func=rt_sync, coroutine=rt_async, name=name, description=description, args_schema=schema
@@ -379,6 +385,7 @@ def create_memory_tools(store: AnyStore | None = None) -> list[BaseTool]:
 
     def preference_body(owner: Owner, runtime: ToolRuntime, **a: Any) -> Op[str]:
         return _preference_body(owner, runtime, now=clock(), max_lifetime=max_lifetime, **a)
+
     return [
         _make_tool(
             store,
