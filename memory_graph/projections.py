@@ -6,8 +6,8 @@ back as truth.
 
 Every stored value goes through the one rendering rule (:mod:`memory_graph.safetext`): in
 the context block :func:`~memory_graph.safetext.prompt_value` (one line, control and format
-characters made visible, ``& < > " ' { } [ ] |`` as HTML entities), in ``MEMORY.md`` the
-same plus Markdown escaping. No stored value can add a line, a section or a frame.
+characters made visible, ``& < > " ' { } [ ] | ( )`` as HTML entities), in ``MEMORY.md`` the
+same plus Markdown escaping. No stored value can add a line, a section, a frame or a note.
 """
 
 from __future__ import annotations
