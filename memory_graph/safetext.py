@@ -12,7 +12,7 @@ surface renders such a value through one of these functions, all built on :func:
   and unassigned code points are **made visible** as ``\\u202e``-style escapes (never passed
   through, never silently dropped, so a reviewer sees that they were there); and look-alikes
   of the delimiters (:data:`LOOKALIKES`: ``＜ ﹤ ‹ 〈 ⟨ ❮ ［ ﹇ ｛ ︷ ﹛ （ ﹙ ｜ ∣`` ...), derived
-  at import from Unicode data, become their ASCII originals, so the escaping below also
+  on first use from Unicode data, become their ASCII originals, so the escaping below also
   catches them.
 - :func:`prompt_value` — for text inside a prompt (context block, recall frame, tool output,
   evidence manifest): :func:`fold`, then HTML-entity escaping of ``& < > " ' { }``, of the
@@ -32,14 +32,16 @@ number of lines, sections, frames or notes of a rendering.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
+from typing import Any
 
 __all__ = [
     "DELIMITERS",
-    "LOOKALIKES",
     "PROMPT_ESCAPES",
     "fold",
+    "lookalikes",
     "prompt_block",
     "prompt_value",
     "terminal_text",
@@ -125,10 +127,20 @@ def _derive_lookalikes() -> dict[str, str]:
     return found
 
 
-LOOKALIKES: dict[str, str] = _derive_lookalikes()
-"""Look-alikes of :data:`DELIMITERS`, derived once at import (see :func:`_derive_lookalikes`).
-Folding them before escaping means a look-alike can never imitate ``<memory_source>``, a
-``[ ... | ... ]`` metadata block or a ``(...)`` note."""
+@functools.cache
+def lookalikes() -> dict[str, str]:
+    """Look-alikes of :data:`DELIMITERS` (also as the module attribute ``LOOKALIKES``),
+    derived on first use (see :func:`_derive_lookalikes`; about 0.2 s, so importing the
+    package does not pay it). Folding them before escaping means a look-alike can never
+    imitate ``<memory_source>``, a ``[ ... | ... ]`` metadata block or a ``(...)`` note."""
+    return _derive_lookalikes()
+
+
+def __getattr__(name: str) -> Any:
+    if name == "LOOKALIKES":
+        return lookalikes()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 PROMPT_ESCAPES = str.maketrans(
     {
@@ -193,8 +205,8 @@ class _FoldTable(dict[int, str]):
         ch = chr(code)
         if ch in _SPACES or (ch.isspace() and unicodedata.category(ch) == "Zs"):
             piece = " "
-        elif ch in LOOKALIKES:
-            piece = LOOKALIKES[ch]
+        elif ch in lookalikes():
+            piece = lookalikes()[ch]
         elif unicodedata.category(ch) in _VISIBLE:
             piece = _visible(ch)
         else:
