@@ -12,6 +12,9 @@ Measures:
 Usage::
 
     python bench/bench_core.py [--dsn DSN] [--n 300] [--workers 8] [--seconds 3] [--proposals 1500]
+        [--no-save] [--out DIR]
+
+Writes ``bench/results/bench_core.json`` and regenerates ``bench/RESULTS.md`` (``_common``).
 """
 
 from __future__ import annotations
@@ -26,7 +29,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import paired, row, scratch_database, server_dsn  # noqa: E402
+from _common import (  # noqa: E402
+    add_result_options,
+    figure,
+    paired,
+    recording,
+    row,
+    scratch_database,
+)
 from langgraph.store.postgres import PostgresStore  # noqa: E402
 from psycopg_pool import ConnectionPool  # noqa: E402
 
@@ -116,9 +126,10 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="measure without planner statistics (ANALYZE is run after each setup phase)",
     )
+    add_result_options(ap)
     args = ap.parse_args(argv)
 
-    with scratch_database(server_dsn(args.dsn)) as dsn:
+    with recording("bench_core", args) as results, scratch_database(results.server) as dsn:
         pool = ConnectionPool(
             dsn,
             min_size=args.workers,
@@ -203,10 +214,15 @@ def main(argv: list[str] | None = None) -> int:
                 lg.put(("bench", f"w{i}"), f"k{n}", {"content": f"fact {i}-{n}"})
 
             ours_tp, base_tp = _throughputs(commit, put, args.workers, args.seconds)
-            print(
-                f"{'commit throughput, ' + str(args.workers) + ' workers':<44} "
-                f"ours {ours_tp:8.1f}/s | baseline PostgresStore.put {base_tp:8.1f}/s | "
-                f"ratio {ours_tp / base_tp:5.2f}x (target >= 0.5x)"
+            figure(
+                f"commit throughput, {args.workers} workers vs PostgresStore.put",
+                ours_tp,
+                base_tp,
+                unit="/s",
+                target=">= 0.5x",
+                text=f"{'commit throughput, ' + str(args.workers) + ' workers':<44} "
+                "ours {ours:8.1f}/s | baseline PostgresStore.put {baseline:8.1f}/s | "
+                "ratio {ratio:5.2f}x {target}",
             )
         pool.close()
     return 0

@@ -13,14 +13,15 @@ process and database, each turn calling one file-read tool (a 20 KB file) and an
 Usage::
 
     python bench/bench_evidence.py postgresql://postgres@127.0.0.1:5432/postgres [--turns 40]
+        [--no-save] [--out DIR]
 
-A scratch database is created and dropped. Prints medians and the ratios to ``plain``.
+A scratch database is created and dropped. Prints medians and the ratios to ``plain``. Writes
+``bench/results/bench_evidence.json`` and regenerates ``bench/RESULTS.md`` (``_common``).
 """
 
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 import tempfile
 import time
@@ -29,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
+from _common import add_result_options, figure, recording
 from langchain_core.messages import HumanMessage
 from langchain_core.tools import tool
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
@@ -67,7 +69,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("dsn", help="PostgreSQL server DSN (a scratch database is created)")
     parser.add_argument("--turns", type=int, default=40)
+    add_result_options(parser)
     args = parser.parse_args(argv)
+    with recording("bench_evidence", args):
+        _run(args)
+    return 0
+
+
+def _run(args: argparse.Namespace) -> None:
     FILE.write_text("\n".join(f"line {i}: some build output" for i in range(800)))
     name = f"mg_bench_ev_{uuid.uuid4().hex[:8]}"
     with psycopg.connect(args.dsn, autocommit=True) as admin:
@@ -106,16 +115,26 @@ def main(argv: list[str] | None = None) -> int:
                     x += _time(indexed, args.turns // 4, None)
                     pb += _time(plain, args.turns // 4, busy_plain)
                     m += _time(indexed, args.turns // 4, busy)
-        mp, mx, mpb, mm = (statistics.median(v) * 1000 for v in (p, x, pb, m))
         print(f"turns per variant: {len(p)} (tool call + answer, PostgresSaver, durability=sync)")
-        print(f"new thread, plain:            median {mp:7.2f} ms")
-        print(f"new thread, indexed:          median {mx:7.2f} ms  ({mx / mp:.2f}x plain)")
-        print(f"long thread, plain:           median {mpb:7.2f} ms")
-        print(f"long thread, indexed+manifest: median {mm:7.2f} ms  ({mm / mpb:.2f}x plain)")
+        figure(
+            "new thread, indexed vs plain",
+            [v * 1000 for v in x],
+            [v * 1000 for v in p],
+            unit="ms",
+            text="new thread, plain:            median {baseline:7.2f} ms\n"
+            "new thread, indexed:          median {ours:7.2f} ms  ({ratio:.2f}x plain)",
+        )
+        figure(
+            "long thread, indexed+manifest vs plain",
+            [v * 1000 for v in m],
+            [v * 1000 for v in pb],
+            unit="ms",
+            text="long thread, plain:           median {baseline:7.2f} ms\n"
+            "long thread, indexed+manifest: median {ours:7.2f} ms  ({ratio:.2f}x plain)",
+        )
     finally:
         with psycopg.connect(args.dsn, autocommit=True) as admin:
             admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-    return 0
 
 
 if __name__ == "__main__":

@@ -11,18 +11,18 @@ Both graphs run on ``PostgresSaver`` (durability ``sync``) in the same process a
 
 Usage::
 
-    python bench/bench_graph.py [DSN] [--turns 50] [--round-trips]
+    python bench/bench_graph.py [DSN] [--turns 50] [--round-trips] [--no-save] [--out DIR]
 
 Without a DSN: ``$MEMORY_GRAPH_DSN``, else the embedded server. A scratch database is created
 on the server and dropped afterwards. Prints medians and the ratio (target: at most 2x).
 ``--round-trips`` instead counts the round trips of a turn of each graph, by statement,
-through a counting proxy (``bench/_wire.py``).
+through a counting proxy (``bench/_wire.py``). Writes ``bench/results/bench_graph.json``
+(``bench_graph_round_trips.json`` with ``--round-trips``) and regenerates ``bench/RESULTS.md``.
 """
 
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 import time
 import uuid
@@ -30,7 +30,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from _common import scratch_database, server_dsn
+from _common import add_result_options, detail, figure, recording, scratch_database
 from _wire import proxied
 from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.graph import END, START, MessagesState, StateGraph
@@ -84,6 +84,7 @@ def _graphs(dsn: str) -> Iterator[tuple[Any, Any, dict[str, str]]]:
 
 
 def _round_trips(dsn: str, turns: int) -> None:
+    per_turn: dict[str, float] = {}
     with proxied(dsn) as (via, trips), _graphs(via) as (base, memory, ctx):
         for name, graph, context in (("baseline", base, None), ("memory", memory, ctx)):
             _time(graph, 2, context=context)  # warm pools, prepared statements, recall pool
@@ -93,9 +94,20 @@ def _round_trips(dsn: str, turns: int) -> None:
             time.sleep(0.2)
             counts = trips.take()
             ran = turns + 3  # _time's warm-up turns went through the proxy too
-            print(f"{name}: {sum(counts.values()) / ran:.1f} round trips per turn")
+            per_turn[name] = sum(counts.values()) / ran
+            figure(
+                f"round trips per turn, {name} graph"
+                + (" vs baseline graph" if name == "memory" else ""),
+                per_turn[name],
+                per_turn.get("baseline") if name == "memory" else None,
+                unit="round trips",
+                text=name + ": {ours:.1f} round trips per turn",
+            )
+            by_statement: dict[str, float] = {}
             for label, n in counts.most_common():
                 print(f"  {n / ran:5.1f}  {label[:160]}")
+                by_statement[label] = round(n / ran, 2)
+            detail(f"round trips per turn by statement, {name} graph", by_statement)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -105,23 +117,32 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--round-trips", action="store_true", help="count round trips per turn, by statement"
     )
+    add_result_options(parser)
     args = parser.parse_args(argv)
-    with scratch_database(server_dsn(args.dsn)) as dsn:
-        if args.round_trips:
-            _round_trips(dsn, args.turns)
-            return 0
-        with _graphs(dsn) as (base, memory, ctx):
-            # Interleave rounds so drift in disk flush time hits both sides alike.
-            b: list[float] = []
-            m: list[float] = []
-            for _ in range(5):
-                b += _time(base, args.turns // 5)
-                m += _time(memory, args.turns // 5, context=ctx)
-    mb, mm = statistics.median(b) * 1000, statistics.median(m) * 1000
-    print(f"turns per graph: {len(b)} (PostgresSaver, durability=sync)")
-    print(f"baseline graph (agent only):                 median {mb:7.2f} ms")
-    print(f"memory graph (entry in the model node, review): median {mm:7.2f} ms")
-    print(f"overhead ratio: {mm / mb:.2f}x (target <= 2x)")
+    name = "bench_graph_round_trips" if args.round_trips else "bench_graph"
+    with recording(name, args, script="bench/bench_graph.py") as results:
+        with scratch_database(results.server) as dsn:
+            if args.round_trips:
+                _round_trips(dsn, args.turns)
+                return 0
+            with _graphs(dsn) as (base, memory, ctx):
+                # Interleave rounds so drift in disk flush time hits both sides alike.
+                b: list[float] = []
+                m: list[float] = []
+                for _ in range(5):
+                    b += _time(base, args.turns // 5)
+                    m += _time(memory, args.turns // 5, context=ctx)
+        print(f"turns per graph: {len(b)} (PostgresSaver, durability=sync)")
+        figure(
+            "memory graph turn vs baseline graph (agent only)",
+            [x * 1000 for x in m],
+            [x * 1000 for x in b],
+            unit="ms",
+            target="<= 2x",
+            text="baseline graph (agent only):                 median {baseline:7.2f} ms\n"
+            "memory graph (entry in the model node, review): median {ours:7.2f} ms\n"
+            "overhead ratio: {ratio:.2f}x {target}",
+        )
     return 0
 
 

@@ -17,7 +17,9 @@ graph's, 0 errors, 0 lost proposals, 0 duplicate commits.
 
 Usage::
 
-    python bench/bench_load.py [--dsn DSN] [--threads 8] [--seconds 10]
+    python bench/bench_load.py [--dsn DSN] [--threads 8] [--seconds 10] [--no-save] [--out DIR]
+
+Writes ``bench/results/bench_load.json`` and regenerates ``bench/RESULTS.md`` (``_common``).
 """
 
 from __future__ import annotations
@@ -36,7 +38,14 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import psycopg  # noqa: E402
-from _common import p, scratch_database, server_dsn  # noqa: E402
+from _common import (  # noqa: E402
+    add_result_options,
+    detail,
+    figure,
+    p,
+    recording,
+    scratch_database,
+)
 from langchain_core.messages import HumanMessage, SystemMessage  # noqa: E402
 from langgraph.errors import GraphInterrupt  # noqa: E402
 from langgraph.graph import END, START, MessagesState, StateGraph  # noqa: E402
@@ -234,9 +243,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seconds", type=float, default=10.0)
     ap.add_argument("--propose-every", type=int, default=3, help="every n-th turn proposes")
     ap.add_argument("--race-every", type=int, default=4, help="every n-th review is raced")
+    add_result_options(ap)
     args = ap.parse_args(argv)
+    with recording("bench_load", args) as results:
+        return _run(args, results.server)
 
-    with scratch_database(server_dsn(args.dsn)) as dsn:
+
+def _run(args: argparse.Namespace, server: str) -> int:
+    with scratch_database(server) as dsn:
         with MemoryStore.from_dsn(dsn, max_size=args.threads + 2) as store:
             store.setup()
             model = OfflineChatModel()
@@ -251,15 +265,46 @@ def main(argv: list[str] | None = None) -> int:
                 base = _bare_load(bare, args.threads, args.seconds)
         lost, dupes, conflicted = _audit(dsn, mem)
     print(f"{args.threads} threads x {args.seconds:.0f} s, PostgresSaver (pooled), durability=sync")
-    print(_line("memory agent", mem, args.seconds))
-    print(_line("bare graph", base, args.seconds))
-    ratio = statistics.median(mem.latencies) / statistics.median(base.latencies)
-    print(f"turn p50 ratio {ratio:.2f}x (target <= 2x)")
-    print(
-        f"proposals queued {len(mem.queued)}, approved {len(mem.approved)}, "
-        f"conflicted {conflicted}, lost races refused {mem.refused}"
+    figure(
+        "turns per second, memory agent vs bare graph",
+        len(mem.latencies) / args.seconds,
+        len(base.latencies) / args.seconds,
+        unit="/s",
+        text=_line("memory agent", mem, args.seconds)
+        + "\n"
+        + _line("bare graph", base, args.seconds),
     )
-    print(f"lost proposals {lost} | duplicate commits {dupes} (targets: 0, 0)")
+    figure(
+        "turn latency, memory agent vs bare graph",
+        mem.latencies,
+        base.latencies,
+        unit="ms",
+        target="<= 2x",
+        text="turn p50 ratio {ratio:.2f}x {target}",
+    )
+    errors = sum(mem.errors.values()) + sum(base.errors.values())
+    figure("errors, memory agent + bare graph", errors, unit="count", target="== 0", text="")
+    figure(
+        "proposals approved",
+        len(mem.approved),
+        unit="count",
+        text="proposals queued {queued}, approved {ours}, conflicted {conflicted}, "
+        "lost races refused {refused}",
+        queued=len(mem.queued),
+        conflicted=conflicted,
+        refused=mem.refused,
+    )
+    figure("lost proposals", lost, unit="count", target="== 0", text="")
+    figure(
+        "duplicate commits",
+        dupes,
+        unit="count",
+        target="== 0",
+        text="lost proposals {lost} | duplicate commits {ours} (targets: 0, 0)",
+        lost=lost,
+    )
+    detail("errors by type", dict(mem.errors + base.errors))
+    detail("first errors", mem.first_errors + base.first_errors)
     for err in mem.first_errors + base.first_errors:
         print("error:", err)
     return 0 if not (lost or dupes or mem.errors or base.errors) else 1

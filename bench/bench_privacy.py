@@ -13,7 +13,10 @@
 Usage::
 
     python bench/bench_privacy.py postgresql://postgres@127.0.0.1:5432/postgres \
-        [--turns 30] [--rows 100000]
+        [--turns 30] [--rows 100000] [--only encryption|sweep] [--no-save] [--out DIR]
+
+Writes ``bench/results/bench_privacy.json`` (the rows of the parts run) and regenerates
+``bench/RESULTS.md`` (``_common``).
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import psycopg
-from _common import scratch_database, server_dsn
+from _common import add_result_options, detail, figure, recording, scratch_database
 from langchain_core.messages import HumanMessage
 
 from memory_graph import MemoryStore, Owner
@@ -184,43 +187,68 @@ def bench_sweep(server: str, rows: int) -> None:
                     results["report"] = report
                     results["stats_ok"] = stats_match(dsn)
             print(f"  {mode}: loaded {2 * rows} rows in {load_ms:.0f} ms")
+            detail(f"sweep setup: {mode} load ms", round(load_ms, 1))
     report = results["report"]
     handled = report.expired_proposals + report.deleted_records + report.trimmed_audit
-    print(
-        f"sweep over {rows} due rows ({2 * rows} in the tables): {results['sweep']:.0f} ms "
-        f"in {report.batches} batches ({results['sweep'] / max(handled, 1) * 1000:.1f} us/row)"
+    detail("sweep report", str(report))
+    figure(
+        f"sweep over {rows} due rows vs one statement per table",
+        results["sweep"],
+        results["naive"],
+        unit="ms",
+        text=f"sweep over {rows} due rows ({2 * rows} in the tables): "
+        "{ours:.0f} ms in {batches} batches ({us_per_row:.1f} us/row)\n"
+        f"  report: {str(report).replace('{', '{{').replace('}', '}}')}\n"
+        "  baseline, one statement per table: {baseline:.0f} ms; "
+        "ratio sweep/baseline {ratio:.2f}x",
+        batches=report.batches,
+        us_per_row=results["sweep"] / max(handled, 1) * 1000,
     )
-    print(f"  report: {report}")
-    print(
-        f"  baseline, one statement per table: {results['naive']:.0f} ms; "
-        f"ratio sweep/baseline {results['sweep'] / results['naive']:.2f}x"
+    figure(
+        "recall statistics match a recount after the sweep",
+        results["stats_ok"],
+        unit="bool",
+        target="== true",
+        text="  recall statistics match a recount after the sweep: {ours}",
     )
-    print(f"  recall statistics match a recount after the sweep: {results['stats_ok']}")
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("dsn", nargs="?")
     parser.add_argument("--turns", type=int, default=30)
     parser.add_argument("--rows", type=int, default=100_000)
     parser.add_argument("--only", choices=["encryption", "sweep"])
-    args = parser.parse_args()
-    server = server_dsn(args.dsn)
-    if args.only != "sweep":
-        with scratch_database(server) as dsn:
-            plain, sealed, s_plain, s_sealed = bench_encryption(dsn, args.turns)
-        print(f"turn, plain checkpoints: {plain:.1f} ms (median of {args.turns})")
-        print(
-            f"turn, encrypted checkpoints: {sealed:.1f} ms; +{sealed - plain:.1f} ms, "
-            f"ratio {sealed / plain:.2f}x"
-        )
-        print(
-            f"serializer time per turn (mean): plain {s_plain:.2f} ms, encrypted "
-            f"{s_sealed:.2f} ms; +{s_sealed - s_plain:.2f} ms per turn"
-        )
-    if args.only != "encryption":
-        bench_sweep(server, args.rows)
+    add_result_options(parser)
+    args = parser.parse_args(argv)
+    with recording("bench_privacy", args) as results:
+        server = results.server
+        if args.only != "sweep":
+            with scratch_database(server) as dsn:
+                plain, sealed, s_plain, s_sealed = bench_encryption(dsn, args.turns)
+            figure(
+                "turn, encrypted vs plain checkpoints",
+                sealed,
+                plain,
+                unit="ms",
+                text="turn, plain checkpoints: {baseline:.1f} ms"
+                f" (median of {args.turns})\n"
+                "turn, encrypted checkpoints: {ours:.1f} ms; +{delta:.1f} ms, ratio {ratio:.2f}x",
+                delta=sealed - plain,
+            )
+            figure(
+                "serializer time per turn (mean), encrypted vs plain",
+                s_sealed,
+                s_plain,
+                unit="ms",
+                text="serializer time per turn (mean): plain {baseline:.2f} ms, encrypted "
+                "{ours:.2f} ms; +{delta:.2f} ms per turn",
+                delta=s_sealed - s_plain,
+            )
+        if args.only != "encryption":
+            bench_sweep(server, args.rows)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -21,14 +21,15 @@ both at 100 and 10k visible.
 
 Usage::
 
-    python bench/bench_recall.py [--dsn DSN] [--others 1000000] [--n 200]
+    python bench/bench_recall.py [--dsn DSN] [--others 1000000] [--n 200] [--no-save] [--out DIR]
+
+Writes ``bench/results/bench_recall.json`` and regenerates ``bench/RESULTS.md`` (``_common``).
 """
 
 from __future__ import annotations
 
 import argparse
 import random
-import statistics
 import sys
 import time
 from collections.abc import Callable
@@ -37,7 +38,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import psycopg  # noqa: E402
-from _common import p, row, scratch_database, server_dsn  # noqa: E402
+from _common import (  # noqa: E402
+    add_result_options,
+    figure,
+    recording,
+    row,
+    scratch_database,
+)
 from langgraph.store.postgres import PostgresStore  # noqa: E402
 from psycopg_pool import ConnectionPool  # noqa: E402
 
@@ -154,11 +161,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--others", type=int, default=1_000_000, help="other users' rows to load")
     ap.add_argument("--n", type=int, default=200, help="samples per latency measure")
+    add_result_options(ap)
     args = ap.parse_args(argv)
     rng = random.Random(7)
     sizes = (100, 1_000, 10_000)
 
-    with scratch_database(server_dsn(args.dsn)) as dsn:
+    with recording("bench_recall", args) as results, scratch_database(results.server) as dsn:
         pool = ConnectionPool(
             dsn,
             min_size=1,
@@ -197,10 +205,12 @@ def main(argv: list[str] | None = None) -> int:
                 out = interleaved(fns, args.n)
                 for size in owners:
                     for kind in ("search", "snapshot"):
-                        v = out[(kind, size)]
-                        print(
-                            f"[{label}] {kind:<8} {size:>6} visible: p50 "
-                            f"{statistics.median(v):7.3f} ms  p95 {p(v, 0.95):7.3f} ms"
+                        figure(
+                            f"[{label}] {kind} {size} visible",
+                            out[(kind, size)],
+                            unit="ms",
+                            text=f"[{label}] {kind:<8} {size:>6} visible: p50 "
+                            "{ours:7.3f} ms  p95 {ours_p95:7.3f} ms",
                         )
                 return out
 
@@ -212,9 +222,12 @@ def main(argv: list[str] | None = None) -> int:
             if args.others > 0:
                 load(conn, scope="", n=args.others, per=OTHER_USER_ROWS, seed="other")
                 conn.execute("VACUUM ANALYZE")
-            print(
-                f"loaded {args.others:,} other users' rows "
-                f"({args.others // OTHER_USER_ROWS:,} users) in {time.perf_counter() - t0:.1f} s"
+            figure(
+                f"load {args.others:,} other users' rows (setup)",
+                time.perf_counter() - t0,
+                unit="s",
+                text=f"loaded {args.others:,} other users' rows "
+                f"({args.others // OTHER_USER_ROWS:,} users) in " + "{ours:.1f} s",
             )
             full = run_phase(f"+{args.others:,} others")
             base2 = full[("baseline", 0)]
