@@ -41,7 +41,7 @@ def _ranked(texts: list[str], query: str, limit: int = 10) -> list[str]:
 
 def _legs(docs: list[Document], query: str, limit: int = 10) -> list[str]:
     """The texts :func:`rank_legs` returns for ``query`` over ``docs``, with statistics."""
-    from memory_graph.recall.plan import rank_legs
+    from memory_graph.recall.fuse import rank_legs
 
     stats = corpus_stats(docs)
     ranked = rank_legs(
@@ -214,7 +214,8 @@ def test_the_hop_borrows_the_someone_a_hit_names_first() -> None:
 def test_only_a_question_naming_its_someone_by_a_condition_hops_twice() -> None:
     # The second hit's hop costs a ranking; a question that names no one by a condition
     # ("我表哥是哪里人？") has no "which someone" to settle and takes one hop at most.
-    from memory_graph.recall.plan import rank_legs
+    from memory_graph.recall.fuse import rank_legs
+    from memory_graph.recall.query import ParsedQuery
 
     texts = [*FILLER, "我表哥喜欢跑步。", "我表弟喜欢跑步。", "我表哥的老家是江苏南京。"]
     texts += ["我表弟的老家是湖北武汉。", "我表哥在北京上班。", "我表弟在上海上班。"]
@@ -223,9 +224,9 @@ def test_only_a_question_naming_its_someone_by_a_condition_hops_twice() -> None:
     for query, most in (("那个喜欢跑步的人，老家是哪里？", 4), ("喜欢跑步，老家是哪里？", 3)):
         calls: list[str] = []
 
-        def rank_one(text: str, calls: list[str] = calls) -> list[Ranked]:
-            calls.append(text)
-            return rank(text, docs, limit=10, stats=stats)
+        def rank_one(parsed: ParsedQuery, calls: list[str] = calls) -> list[Ranked]:
+            calls.append(parsed.text)
+            return rank(parsed, docs, limit=10, stats=stats)
 
         rank_legs(query, rank_one, limit=10, stats=stats)
         assert len(calls) == most, (query, calls)

@@ -23,7 +23,8 @@ from memory_graph.recall.expand import (
     residual_text,
     swap_numerals,
 )
-from memory_graph.recall.plan import Leg, fuse_legs, query_legs, rank_legs
+from memory_graph.recall.fuse import Leg, fuse_legs, rank_legs
+from memory_graph.recall.query import ParsedQuery, query_legs
 from memory_graph.recall.rank import Document, Ranked, corpus_stats, query_terms, rank
 from memory_graph.recall.terms import asks_count
 from memory_graph.recall.tokenize import tokenize
@@ -141,7 +142,7 @@ def test_one_leg_ranks_exactly_as_before() -> None:
     stats = corpus_stats(docs)
     query = "我表哥多高？"
 
-    def rank_one(text: str) -> list[Ranked]:
+    def rank_one(text: str | ParsedQuery) -> list[Ranked]:
         return rank(text, docs, limit=10, stats=stats)
 
     assert rank_legs(query, rank_one, limit=10) == rank_one(query)
@@ -177,9 +178,9 @@ def test_whole_text_beside_its_questions_is_ranked_once() -> None:
     query = "我表哥多高？另外，我同事的工作地是哪里？"
     asked: list[str] = []
 
-    def rank_one(text: str) -> list[Ranked]:
-        asked.append(text)
-        return rank(text, docs, limit=10, stats=stats)
+    def rank_one(parsed: ParsedQuery) -> list[Ranked]:
+        asked.append(parsed.text)
+        return rank(parsed, docs, limit=10, stats=stats)
 
     rank_legs(query, rank_one, limit=10, stats=stats)
     assert asked.count(query) == 1
@@ -493,8 +494,8 @@ def test_how_many_questions_take_no_hop(search) -> None:  # type: ignore[no-unty
 def test_expand_and_plan_doctests() -> None:
     import doctest
 
-    from memory_graph.recall import expand, plan
+    from memory_graph.recall import expand, fuse, plan, query
 
-    for module in (expand, plan):
+    for module in (expand, plan, query, fuse):
         result = doctest.testmod(module)
         assert result.failed == 0 and result.attempted > 0

@@ -35,9 +35,10 @@ from pathlib import Path
 from typing import Any
 
 from ..recall.candidates import PoolIndex
-from ..recall.dates import asks_when, question_window
-from ..recall.plan import rank_legs
-from ..recall.rank import DEFAULT_PARAMS, Document, Ranked, RankParams, query_terms, rank
+from ..recall.fuse import rank_legs
+from ..recall.model import DEFAULT_PARAMS, Document, Ranked, RankParams
+from ..recall.query import ParsedQuery, parse_query
+from ..recall.rank import rank
 from ..recall.tokenize import tokenize
 
 __all__ = [
@@ -203,19 +204,19 @@ def pure_searcher(
         index = indexes[corpus]
         want = max(2 * k, RERANK_DEPTH) if depth is None else depth
 
-        def rank_one(text: str) -> list[Ranked]:
-            window = question_window(text, now)
+        def rank_one(q: ParsedQuery) -> list[Ranked]:
+            window = q.window
             if want <= 0:
                 pool: Sequence[Document] = index.docs
             else:
-                qt = query_terms(text, params)
                 pool = [
                     index.docs[p]
-                    for p in index.select(qt, depth=want, window=window, when=asks_when(text))
+                    for p in index.select(q.terms, depth=want, window=window, when=q.when)
                 ]
-            return rank(text, pool, limit=k, stats=index.stats, params=params, window=window)
+            return rank(q, pool, limit=k, stats=index.stats, params=params, window=window)
 
-        return [r.doc.id for r in rank_legs(query, rank_one, limit=k, stats=index.stats)]
+        parsed = parse_query(query, params=params, now=now)
+        return [r.doc.id for r in rank_legs(parsed, rank_one, limit=k, stats=index.stats)]
 
     return search
 

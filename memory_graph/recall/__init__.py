@@ -1,21 +1,48 @@
-"""The recall pipeline, pure (no I/O): plan -> candidates -> rank -> render within budget.
+"""The recall pipeline, pure (no I/O), in the order the data flows (:data:`STAGES`).
 
-- :mod:`.tokenize`: the index tokenizer (DESIGN §6), the same for stored text and queries.
-- :mod:`.plan`: which texts one recall step searches (task step, latest input, goal), then
-  standing guidance; how their hits merge.
-- :mod:`.candidates`: an in-process index of one owner's pool (postings and statistics) and
-  the small candidate set of a query.
-- :mod:`.rank`: the deterministic lexical ranking of candidates (BM25, coverage, phrase,
-  priors, feedback); :mod:`.terms` maps tokens to ranking terms.
-- :mod:`.budget`: byte and token budgets of the rendered frame (the rendering itself is
-  :mod:`memory_graph.recall.render`).
-- :mod:`.hybrid`: reciprocal-rank fusion and the embedding model key of the optional dense leg.
+1. :mod:`.plan`: a recall step -> its query texts (task step, latest input, goal); at the
+   end, their hit lists merged in that order, then standing guidance.
+2. :mod:`.tokenize`: text -> index tokens (DESIGN §6), the same for stored text and queries.
+3. :mod:`.model`: the ranking's data types and constants (a leaf every later stage reads).
+4. :mod:`.terms`: tokens -> ranking terms; function words; question forms.
+5. :mod:`.dates`: a question -> the time window it names (a leaf).
+6. :mod:`.expand`: a query text -> its paraphrases and numerals; a hit -> its hop words.
+7. :mod:`.query`: a query text -> its ``ParsedQuery``, tokenized once: terms, legs,
+   expansion, window.
+8. :mod:`.documents`: a document -> its prepared form; documents -> pool statistics.
+9. :mod:`.candidates`: a pool -> its index (delta path in :mod:`._delta`); a query's terms
+   -> its small candidate set.
+10. :mod:`.rank`: a parsed query and its candidates -> the lexical ranking (BM25, coverage,
+    phrase, priors, feedback, the ranking's hop and context passes).
+11. :mod:`.fuse`: a query's legs and passes (expansion, kind, hop), each ranked -> one ranking.
+12. :mod:`.budget`: blocks -> the frame that fits the byte and token budgets.
+13. :mod:`.render`: merged hits -> the framed ``<memory_source>`` block within budget.
+14. :mod:`.hybrid`: the dense leg's ranking fused with the lexical one (RRF); the model key.
 
-The old top-level modules (``memory_graph.recall.tokenize``, ``rank``, ``query``, ``budget``,
-``hybrid``) re-export the same public names. The I/O side (the pool cache kept coherent by
-a version stamp, the SQL) lives in :mod:`memory_graph.storage`.
+Each module imports only modules before it in :data:`STAGES` (``tests/test_recall_stages.py``
+checks it). The I/O side (the pool cache kept coherent by a version stamp, the SQL) lives in
+:mod:`memory_graph.storage`.
 """
 
 from __future__ import annotations
 
-__all__: list[str] = []
+__all__ = ["STAGES"]
+
+STAGES: tuple[str, ...] = (
+    "plan",
+    "tokenize",
+    "model",
+    "terms",
+    "dates",
+    "expand",
+    "query",
+    "documents",
+    "_delta",
+    "candidates",
+    "rank",
+    "fuse",
+    "budget",
+    "render",
+    "hybrid",
+)
+"""Recall's modules in the order the data flows; each imports only earlier ones."""

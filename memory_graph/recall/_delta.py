@@ -1,4 +1,6 @@
-"""The delta path of :meth:`~.candidates.PoolIndex.changed`: an index's parts after some
+"""Stage 9 (the index's delta path): an index's parts and changed documents -> new parts.
+
+The delta path of :meth:`~.candidates.PoolIndex.changed`: an index's parts after some
 documents were put and some removed, at the cost of those documents and their terms'
 postings (no walk over the pool). Pure.
 
@@ -14,7 +16,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import NamedTuple
 
-from .rank import Document, Prepared, RankParams, prepare
+from .documents import Prepared, prepare
+from .model import Document, RankParams
 
 _GAP = 1 << 20
 """Tie keys of a build are this far apart."""

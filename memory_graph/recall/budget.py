@@ -1,4 +1,5 @@
-"""Byte and token budgets for recalled blocks (DESIGN §3, §6). Pure.
+"""Stage 12, budget: rendered blocks -> the frame that fits the byte and token budgets
+(DESIGN §3, §6). Pure.
 
 Text is measured after escaping. Tokens are ``ceil(bytes / 4)`` unless a tokenizer callable
 (text -> token count) is configured.

@@ -1,9 +1,10 @@
-"""Candidates: an in-process index of one owner's pool, and the small candidate set of a query.
+"""Stage 9, candidates: a pool's documents -> its index; a query's terms -> its candidates.
 
-Step two of the recall pipeline (plan -> **candidates** -> rank -> render within budget). Pure.
+Takes one owner's documents (prepared by :mod:`.documents`) and a parsed query's terms
+(:mod:`.query`) and gives the small candidate set :mod:`.rank` re-ranks. Pure.
 
 A :class:`PoolIndex` holds, for the documents of one owner's pool, each document's prepared
-form (:func:`~memory_graph.recall.rank.prepare`: term counts, length, adjacency, phrase
+form (:func:`~memory_graph.recall.documents.prepare`: term counts, length, adjacency, phrase
 text), each ranking term's postings ``(position, tf)`` and the pool statistics (``N``, mean
 length, document frequencies). :meth:`PoolIndex.candidates` scores the documents that share a
 term with the query by BM25 with the coverage factor of :mod:`memory_graph.recall.rank`
@@ -33,16 +34,8 @@ from datetime import datetime, timezone
 
 from ._delta import _GAP, Base, Tally, apply_delta
 from .dates import Window
-from .rank import (
-    DEFAULT_PARAMS,
-    CorpusStats,
-    Document,
-    Prepared,
-    QueryTerms,
-    RankParams,
-    bridge_terms,
-    prepare,
-)
+from .documents import Prepared, bridge_terms, prepare
+from .model import DEFAULT_PARAMS, CorpusStats, Document, QueryTerms, RankParams
 
 __all__ = [
     "EXACT_POOL",
@@ -101,7 +94,8 @@ class PoolIndex:
             after every write, and the pool's other documents have not changed).
 
     Examples:
-        >>> from memory_graph.recall.rank import Document, query_terms
+        >>> from memory_graph.recall.model import Document
+        >>> from memory_graph.recall.query import query_terms
         >>> from memory_graph.recall.tokenize import tokenize
         >>> docs = [Document(str(i), tokenize(t)) for i, t in enumerate(["red tea", "green tea"])]
         >>> index = PoolIndex(docs)

@@ -1,4 +1,7 @@
-"""Dates a question names, as time windows over the documents' times. Pure.
+"""Stage 5 (a leaf), dates: a question's text -> the time window it names; tokens -> whether
+they say a time. Pure.
+
+Dates a question names, as time windows over the documents' times.
 
 "What did Mel paint in July 2023?", "Who did Maria meet on May 3, 2023?", "我2023年5月去了
 哪里？", "上周我买了什么？": the evidence of such a question was said (observed) in that

@@ -1,4 +1,7 @@
-"""Query-side expansion: words a question does not say but its evidence does. Pure.
+"""Stage 6, expand: a query text -> the words it does not say but its evidence does. Pure.
+
+Takes one query text (and, for the hop pass, a hit's text with the pool statistics) and
+gives extra words; :mod:`.query` parses the expanded text once, :mod:`.fuse` ranks it.
 
 A question names an attribute ("工作地", "兴趣爱好", "phone number") where the statement that
 answers it says it another way ("在杭州上班", "特别喜欢阅读", "电话号码是..."), and it writes
@@ -16,7 +19,7 @@ numbers one way ("九百人", "5月份") where the statement writes them another
 
 Only the query changes: the stored index is untouched, so no re-indexing and no extra round
 trip. Callers rank the expanded text as a pass beside the original and the hop pass after
-it (:mod:`memory_graph.recall.plan`).
+it (:mod:`memory_graph.recall.fuse`).
 """
 
 from __future__ import annotations
@@ -26,7 +29,8 @@ import unicodedata
 from collections.abc import Mapping
 from functools import lru_cache
 
-from .rank import DEFAULT_PARAMS, CorpusStats, is_stop_term, term_of
+from .model import DEFAULT_PARAMS, CorpusStats
+from .terms import is_stop_term, term_of
 from .tokenize import is_cjk
 
 __all__ = [

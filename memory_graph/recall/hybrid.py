@@ -1,4 +1,5 @@
-"""Hybrid recall helpers: reciprocal-rank fusion and the embedding model key. No I/O.
+"""Stage 14, hybrid: the dense leg's ranking and the lexical one -> their fusion (RRF); the
+embedding model key. No I/O.
 
 The optional dense leg of :meth:`memory_graph.MemoryStore.search` ranks the owner's records by
 cosine similarity to the query embedding; :func:`rrf` fuses that ranking with the lexical one.

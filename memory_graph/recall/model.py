@@ -1,6 +1,7 @@
-"""The ranking's data: its constants, documents, pool statistics, query terms and results.
+"""Stage 3 (a leaf every later stage reads), model: the ranking's data types. Pure.
 
-Pure. :mod:`memory_graph.recall.rank` re-exports every name here.
+Its constants (:class:`RankParams`), documents, pool statistics, query terms and results;
+no logic but :func:`idf`. :mod:`memory_graph.recall.rank` re-exports every name here.
 """
 
 from __future__ import annotations

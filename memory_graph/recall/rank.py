@@ -1,12 +1,19 @@
-"""Deterministic lexical ranking of recall candidates (DESIGN §6).
+"""Stage 10, rank: a parsed query and its candidates -> the deterministic lexical ranking
+(DESIGN §6). Pure.
 
-Tokens come from :func:`~memory_graph.recall.tokenize.tokenize`. The ranking layer maps each
-token to a *term* (:func:`term_of`) identically for documents and queries: an ASCII word
-loses common English inflection suffixes (a small, fixed suffix stripper), everything else is
-kept as is. Query terms that are English function words or CJK function characters are
-ignored; they still count towards the document length. So are the words that
-only say how the answer is to be worked out or presented
-("以下哪个是最可能的描述", "后缀", "哪个季节";
+Takes a :class:`~.query.ParsedQuery` (its weighted terms, :mod:`.query`) and prepared
+candidates (:func:`~.documents.prepare`, chosen by :mod:`.candidates`) with the pool's
+statistics, and gives them ranked (:class:`~.model.Ranked`, best first): BM25 with coverage,
+phrase, priors, feedback, the ranking's own multi-hop and context passes, the date and
+"when" boosts. How a text's legs and passes are fused is the next stage, :mod:`.fuse`.
+
+Tokens come from :func:`~memory_graph.recall.tokenize.tokenize`, tokenized once per query text
+(:func:`~.query.parse_query`). The ranking layer maps each token to a *term*
+(:func:`term_of`) identically for documents and queries: an ASCII word loses common English
+inflection suffixes (a small, fixed suffix stripper), everything else is kept as is. Query
+terms that are English function words or CJK function characters are ignored; they still
+count towards the document length. So are the words that only say how the answer is to be
+worked out or presented ("以下哪个是最可能的描述", "后缀", "哪个季节";
 :func:`~.terms.answer_form_stripped`). A "how many" question (:func:`~.terms.asks_count`)
 takes no multi-hop pass: it wants every statement of a kind, not what else one of them says.
 
@@ -44,11 +51,10 @@ copy, and sensitive documents are dropped unless asked for; both happen before t
 from __future__ import annotations
 
 import re
-from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 
-from .dates import Window, asks_when, says_time
+from .dates import Window, asks_when
+from .documents import Prepared, bridge_terms, corpus_stats, prepare
 from .model import (
     DEFAULT_PARAMS,
     CorpusStats,
@@ -58,20 +64,8 @@ from .model import (
     RankParams,
     idf,
 )
-from .terms import (
-    STOP_TERMS,
-    answer_form_stripped,
-    asks_count,
-    condition_values,
-    doc_terms,
-    is_function_pair,
-    is_stop_term,
-    measured_numbers,
-    number_units,
-    question_terms,
-    term_of,
-)
-from .tokenize import is_cjk, tokenize
+from .query import ParsedQuery, parse_query, query_terms
+from .terms import asks_count, doc_terms, is_stop_term, term_of
 
 __all__ = [
     "DEFAULT_PARAMS",
@@ -93,6 +87,8 @@ __all__ = [
     "rank",
     "term_of",
 ]
+"""The ranking's own names, and those of earlier stages that callers import from here
+(:mod:`.model`, :mod:`.terms`, :mod:`.query`, :mod:`.documents`)."""
 
 TRUST_PRIOR: Mapping[str, float] = {
     "user-confirmed": 1.0,
@@ -101,86 +97,6 @@ TRUST_PRIOR: Mapping[str, float] = {
 }
 
 _CLAUSE_SPLIT = re.compile(r"[?？。!！;；\n]+")
-
-
-def _normalise_text(text: str) -> str:
-    """Text used for whole-phrase matching: NFKC, lower-case, tokens joined by single spaces."""
-    return " ".join(t for t in tokenize(text) if not (len(t) == 2 and is_cjk(t[0])))
-
-
-def _terms(tokens: Iterable[str], params: RankParams) -> list[str]:
-    return [term_of(t) for t in tokens] if params.stem else list(tokens)
-
-
-def query_terms(query: str, params: RankParams = DEFAULT_PARAMS) -> QueryTerms:
-    """Tokenise and weigh a query.
-
-    Args:
-        query: The query text.
-        params: Ranking constants.
-
-    Returns:
-        The weighted unique terms (stopwords dropped unless the query has nothing else).
-
-    Examples:
-        >>> sorted(query_terms("When did Mel paint the sunsets?").weights)
-        ['mel', 'paint', 'sunset']
-    """
-    tokens = tokenize(answer_form_stripped(query)) or tokenize(query)
-    terms = _terms(tokens, params)
-    weights: dict[str, float] = {}
-    measured = measured_numbers(tokens) if params.number_weight != 1.0 else set()
-    for term in terms:
-        if term in weights:
-            continue
-        if len(term) == 1 and is_cjk(term):
-            weights[term] = params.cjk_unigram_weight
-        elif is_function_pair(term):
-            weights[term] = params.cjk_function_pair_weight
-        else:
-            weights[term] = params.number_weight if term in measured else 1.0
-    if params.condition_weight != 1.0:
-        for value in condition_values(query):
-            for term in _terms(tokenize(value), params):
-                if term in weights and term not in measured and not is_stop_term(term):
-                    weights[term] *= params.condition_weight
-    if params.stopwords:
-        asked = {term_of(t) for t in question_terms(tokens)} if params.question_words else set()
-        kept = {t: w for t, w in weights.items() if not is_stop_term(t) and t not in asked}
-        if kept:
-            weights = kept
-    words = [t for t in terms if not is_cjk(t[0])]
-    pairs = tuple(
-        (a, c)
-        for a, c in zip(words, words[1:], strict=False)
-        if a in weights and c in weights and a != c
-    )
-    # A stated value's number counts only before its unit (not the "9" of "9:00").
-    units = tuple(u for u in number_units(tokens) if weights.get(u[0], 0.0) > 1.0)
-    return QueryTerms(weights=weights, pairs=pairs, phrase=_normalise_text(query), units=units)
-
-
-def corpus_stats(
-    docs: Sequence[Document], params: RankParams = DEFAULT_PARAMS, *, n_docs: int | None = None
-) -> CorpusStats:
-    """Compute pool statistics from documents.
-
-    Args:
-        docs: The documents (the whole visible pool, or the candidates of a query).
-        params: Ranking constants.
-        n_docs: The pool size when ``docs`` are only the candidates.
-
-    Returns:
-        The statistics.
-    """
-    df: Counter[str] = Counter()
-    total = 0
-    for doc in docs:
-        terms = _terms(doc.tokens, params)
-        total += len(terms)
-        df.update(set(terms))
-    count = len(docs) if n_docs is None else max(n_docs, len(docs))
-    return CorpusStats(n_docs=count, avgdl=(total / len(docs)) if docs else 1.0, df=df)
 
 
 class _QueryScorer:
@@ -210,75 +126,6 @@ def _prior(doc: Document, params: RankParams) -> float:
     confidence = min(max(doc.confidence, 0.0), 1.0)
     return TRUST_PRIOR.get(doc.trust, 0.9) * (
         params.confidence_floor + (1.0 - params.confidence_floor) * confidence
-    )
-
-
-@dataclass(slots=True)
-class Prepared:
-    """A document with what ranking computes from its tokens: term counts, length in terms,
-    adjacent term pairs, phrase text and whether it is mostly CJK (see :func:`prepare`)."""
-
-    doc: Document
-    counts: Counter[str]
-    dl: int
-    adjacent: str | None
-    """The terms in order, each between single spaces (" a b c "): terms ``a`` and ``c`` are
-    adjacent when " a c " occurs in it (terms hold no spaces). One string per document costs
-    a tenth of a set of pairs, and a pool keeps one per record."""
-    norm_text: str | None
-    cjk: bool = False
-    topic: tuple[str, ...] = ()
-    """Its distinct terms that are neither function words nor single CJK characters (the
-    terms feedback and the multi-hop pass may borrow), in order of first occurrence."""
-    asks: bool = False
-    """Its text asks a question (holds "?" or "？")."""
-    timed: bool = False
-    """It says a time (:func:`~memory_graph.recall.dates.says_time`)."""
-
-
-def _topic_terms(counts: Mapping[str, int], ascii_only: bool) -> tuple[str, ...]:
-    if ascii_only:
-        return tuple(t for t in counts if t not in STOP_TERMS)
-    return tuple(t for t in counts if t not in STOP_TERMS and not (len(t) == 1 and is_cjk(t)))
-
-
-def _phrase_text(tokens: Sequence[str]) -> str:
-    """:func:`_normalise_text` of a text, from its tokens (CJK pairs left out)."""
-    return " ".join(t for t in tokens if not (len(t) == 2 and is_cjk(t[0])))
-
-
-def prepare(
-    doc: Document, params: RankParams = DEFAULT_PARAMS, *, pairs: bool = True, text: bool = True
-) -> Prepared:
-    """Compute what ranking needs from a document's tokens (no cache).
-
-    An index computes this once per document (:class:`~.candidates.PoolIndex`) and passes it
-    to :func:`rank_prepared`, so a recall re-reads nothing per document.
-
-    Args:
-        doc: The document.
-        params: Ranking constants (stemming).
-        pairs: Compute the adjacent term pairs (the phrase-pair bonus needs them).
-        text: Compute the phrase text (the whole-phrase bonus needs it).
-    """
-    tokens = doc.tokens
-    terms = _terms(tokens, params)
-    counts = Counter(terms)
-    ascii_only = all(t.isascii() for t in tokens)  # no CJK: the common English case
-    return Prepared(
-        doc=doc,
-        counts=counts,
-        dl=len(terms),
-        adjacent=f" {' '.join(terms)} " if pairs else None,
-        norm_text=(
-            (" ".join(tokens) if ascii_only else _phrase_text(tokens)) or None
-            if text and doc.text
-            else None
-        ),
-        cjk=not ascii_only and 2 * sum(1 for t in tokens if is_cjk(t[0])) > len(tokens),
-        topic=_topic_terms(counts, ascii_only),
-        asks="?" in doc.text or "？" in doc.text,
-        timed=says_time(tokens),
     )
 
 
@@ -369,25 +216,6 @@ def _expand(
     return QueryTerms(weights=weights, pairs=qt.pairs, phrase=qt.phrase, units=qt.units)
 
 
-def bridge_terms(
-    qt: QueryTerms, doc: Prepared, stats: CorpusStats, params: RankParams
-) -> list[str]:
-    """A bridge document's terms for the second pass: absent from the query, not function
-    words or single CJK characters, shared with another document but rare in the pool."""
-    if stats.n_docs < params.hop_min_pool:
-        return []
-    limit = max(params.hop_min_df, params.hop_df_share * stats.n_docs)
-    found = []
-    for term in doc.topic:
-        if term in qt.weights:
-            continue
-        df = stats.df.get(term, 0)
-        if 1 < df <= limit:
-            found.append((df, term))
-    found.sort()
-    return [t for _df, t in found[: params.hop_terms]]
-
-
 def _hop(
     qt: QueryTerms,
     prepared: Sequence[Prepared],
@@ -450,7 +278,7 @@ def _with_context(
 
 
 def rank(
-    query: str,
+    query: str | ParsedQuery,
     docs: Sequence[Document],
     *,
     limit: int,
@@ -462,7 +290,8 @@ def rank(
     """Rank documents for a query.
 
     Args:
-        query: The query text. A blank query (no terms) ranks every document by its prior.
+        query: The query text, or its parse (:func:`~.query.parse_query`; not tokenized
+            again). A blank query (no terms) ranks every document by its prior.
         docs: Candidate documents.
         limit: Maximum number of results.
         stats: Pool statistics; computed from ``docs`` when omitted.
@@ -473,9 +302,17 @@ def rank(
     Returns:
         At most ``limit`` results, best first, without duplicates and without documents that
         share no term with a non-blank query.
+
+    Examples:
+        >>> from memory_graph.recall.tokenize import tokenize
+        >>> texts = ["Mel painted a sunset", "Tim ran a marathon", "Mel ran"]
+        >>> docs = [Document(str(i), tokenize(t), t) for i, t in enumerate(texts)]
+        >>> [r.doc.id for r in rank("What did Mel paint?", docs, limit=5)]
+        ['0', '2']
     """
     pool = [d for d in docs if include_sensitive or not d.sensitive]
-    qt = query_terms(query, params)
+    parsed = query if isinstance(query, ParsedQuery) else parse_query(query, params=params)
+    qt = parsed.terms_for(params)
     if not qt.weights:
         return _by_prior(pool, limit, params)
     if stats is None:
@@ -483,7 +320,7 @@ def rank(
     need_pairs, need_text = bool(qt.pairs or qt.units), params.phrase_whole > 0
     prepared = [prepare(d, params, pairs=need_pairs, text=need_text) for d in pool]
     return rank_prepared(
-        query,
+        parsed,
         prepared,
         limit=limit,
         stats=stats,
@@ -495,7 +332,7 @@ def rank(
 
 
 def rank_prepared(
-    query: str,
+    query: str | ParsedQuery,
     docs: Sequence[Prepared],
     *,
     limit: int,
@@ -508,11 +345,11 @@ def rank_prepared(
     """:func:`rank` over prepared documents (:func:`prepare`) with the pool's statistics.
 
     Args:
-        query: The query text.
+        query: The query text, or its parse (not tokenized again).
         docs: Prepared candidates.
         limit: Maximum number of results.
         stats: Pool statistics.
-        terms: ``query_terms(query, params)`` when the caller has it already.
+        terms: The query's terms under ``params`` when the caller has them already.
         include_sensitive: Keep sensitive documents.
         params: Ranking constants.
         window: The time window the query names, if any.
@@ -521,11 +358,15 @@ def rank_prepared(
         As :func:`rank`.
     """
     prepared = [p for p in docs if include_sensitive or not p.doc.sensitive]
-    qt = query_terms(query, params) if terms is None else terms
+    parsed, text = (query, query.text) if isinstance(query, ParsedQuery) else (None, query)
+    if terms is not None:
+        qt = terms
+    else:
+        qt = parsed.terms_for(params) if parsed is not None else query_terms(text, params)
     if not qt.weights:
         return _by_prior([p.doc for p in prepared], limit, params)
     rel = _score_all(qt, prepared, stats, params)
-    clauses = _clauses(query) if params.clause_weight > 0 else []
+    clauses = _clauses(text) if params.clause_weight > 0 else []
     if clauses:
         peak = max(rel, default=0.0) or 1.0
         combined = [r / peak for r in rel]
@@ -551,13 +392,13 @@ def rank_prepared(
                 r + (e - b0) / peak * (max(rel, default=0.0) or 1.0) if r > 0 else 0.0
                 for r, e, b0 in zip(rel, extra, base, strict=True)
             ]
-    if params.hop_docs > 0 and not asks_count(query):
+    if params.hop_docs > 0 and not (parsed.count if parsed is not None else asks_count(text)):
         # A "how many" question wants every statement of a kind; a hop to what else its
         # top statements say about their someone only crowds the others out.
         rel = _hop(qt, prepared, rel, stats, params)
     if params.context_weight > 0:
         rel = _with_context(prepared, rel, params)
-    if params.when_boost > 0 and asks_when(query):
+    if params.when_boost > 0 and (parsed.when if parsed is not None else asks_when(text)):
         up = 1.0 + params.when_boost
         rel = [r * up if r > 0 and p.timed else r for p, r in zip(prepared, rel, strict=True)]
     if window is not None and params.date_boost > 0:

@@ -1,4 +1,5 @@
-"""Rendering recalled records into the framed ``<memory_source>`` block (DESIGN §6). Pure.
+"""Stage 13, render: merged hits -> the framed ``<memory_source>`` block within budget
+(DESIGN §6). Pure.
 
 Every stored value goes through the rendering rule,
 :func:`memory_graph.safetext.prompt_value` (one line; control and format characters made

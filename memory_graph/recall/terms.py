@@ -1,8 +1,11 @@
-"""Ranking terms: the light English suffix stripper and the function words. Pure.
+"""Stage 4, terms: tokens -> ranking terms, function words and question forms. Pure.
 
-A token (:func:`memory_graph.recall.tokenize.tokenize`) maps to a ranking term with
-:func:`term_of`, identically for documents and queries; :func:`is_stop_term` tells the
-function words that queries ignore. :mod:`memory_graph.recall.rank` re-exports both.
+Takes the tokens of :mod:`.tokenize` (or a text, for the question forms read by pattern)
+and gives ranking terms. A token maps to a ranking term with :func:`term_of` (the light
+English suffix stripper), identically for documents and queries (:func:`ranking_terms`);
+:func:`is_stop_term` tells the function words that queries ignore; :func:`phrase_text` is
+the whole-phrase form of a text's tokens. :mod:`memory_graph.recall.rank` re-exports
+:func:`term_of`, :func:`doc_terms` and :func:`is_stop_term`.
 """
 
 from __future__ import annotations
@@ -23,7 +26,9 @@ __all__ = [
     "measured_numbers",
     "names_by_condition",
     "number_units",
+    "phrase_text",
     "question_terms",
+    "ranking_terms",
     "term_of",
 ]
 
@@ -110,6 +115,28 @@ STOP_TERMS = _EN_STOP | _CJK_STOP | _EN_STEMMED_STOP
 def doc_terms(tokens: Iterable[str]) -> list[str]:
     """Map a document's tokens to ranking terms, keeping order and repeats."""
     return [term_of(t) for t in tokens]
+
+
+def ranking_terms(tokens: Iterable[str], stem: bool = True) -> list[str]:
+    """The ranking terms of tokens in order, with repeats (:func:`term_of` of each when
+    ``stem``, else the tokens themselves): the same for a query's and a document's tokens.
+
+    Examples:
+        >>> ranking_terms(["painted", "sunsets"]), ranking_terms(["painted"], stem=False)
+        (['paint', 'sunset'], ['painted'])
+    """
+    return [term_of(t) for t in tokens] if stem else list(tokens)
+
+
+def phrase_text(tokens: Sequence[str]) -> str:
+    """The whole-phrase form of a text from its tokens: the tokens joined by single spaces,
+    CJK pairs left out (a query's phrase is found in a document's when it is inside it).
+
+    Examples:
+        >>> phrase_text(["咖", "啡", "咖啡", "shop"])
+        '咖 啡 shop'
+    """
+    return " ".join(t for t in tokens if not (len(t) == 2 and is_cjk(t[0])))
 
 
 def is_function_pair(term: str) -> bool:

@@ -1,4 +1,7 @@
-"""The recall tokenizer (DESIGN §6), applied identically to stored text and to queries.
+"""Stage 2, tokenize: text -> index tokens (DESIGN §6), the same for stored text and queries.
+
+A query text is tokenized once per recall (:func:`~.query.parse_query`); a record's index
+text once per version (:func:`index_tokens`).
 
 Rules, in order:
 

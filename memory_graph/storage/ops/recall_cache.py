@@ -35,15 +35,10 @@ from typing import Any, NamedTuple
 
 from ...identity import Owner
 from ...recall.candidates import PoolIndex
-from ...recall.dates import asks_when, question_window
-from ...recall.plan import rank_legs
-from ...recall.rank import (
-    Document,
-    Ranked,
-    query_terms,
-    rank,
-    rank_prepared,
-)
+from ...recall.fuse import rank_legs
+from ...recall.model import Document, Ranked
+from ...recall.query import ParsedQuery, parse_query
+from ...recall.rank import rank, rank_prepared
 from ...recall.render import record_lines
 from ...recall.tokenize import index_tokens
 from ...types import Disagreement, Record, SearchHit
@@ -532,7 +527,7 @@ def pool_disagreements(
 
 def rank_pool(
     pool: OwnerPool,
-    query: str,
+    query: str | ParsedQuery,
     *,
     limit: int,
     depth: int,
@@ -543,31 +538,34 @@ def rank_pool(
 ) -> list[Ranked]:
     """Rank the pool's live records for ``query`` (all of them, by prior, when blank).
 
-    The candidates are the best ``depth`` by the index's pre-score; the pool statistics
-    (over the active records of the asked sensitivities) give the IDF.
+    ``query`` is a text or its parse (:func:`~memory_graph.recall.query.parse_query` at
+    ``at``: a parse is not tokenized again). The candidates are the best ``depth`` by the
+    index's pre-score; the pool statistics (over the active records of the asked
+    sensitivities) give the IDF.
     """
     view = pool.view(sensitivities)
     index, entries = view.index, view.entries
     kind_set = frozenset(kinds)
     allow = view.allow(kind_set, frozenset(trusts), at)
-    if not query.strip():
+    parsed = query if isinstance(query, ParsedQuery) else parse_query(query, now=at)
+    if not parsed.text.strip():
         where = sorted(p for kind in kind_set for p in view.by_kind.get(kind, ()))
         docs = [entries[pos].doc for pos in where if allow is None or allow(pos)]
         return rank("", docs, limit=limit, include_sensitive=True)
-    if not query_terms(query).weights:
+    if not parsed.terms.weights:
         return []
 
-    def rank_one(text: str) -> list[Ranked]:
-        qt = query_terms(text)
-        window = question_window(text, at)
+    def rank_one(q: ParsedQuery) -> list[Ranked]:
+        qt = q.terms
+        window = q.window
         chosen = (
-            index.select(qt, depth=depth, allow=allow, window=window, when=asks_when(text))
+            index.select(qt, depth=depth, allow=allow, window=window, when=q.when)
             if qt.weights
             else []
         )
         prepared = [index.prepared[pos] for pos in chosen]
         return rank_prepared(
-            text,
+            q,
             prepared,
             limit=limit,
             stats=index.stats,
@@ -576,8 +574,8 @@ def rank_pool(
             window=window,
         )
 
-    # recall.plan: a query's legs (several questions, a restated one), expansion, hop pass
-    return rank_legs(query, rank_one, limit=limit, stats=index.stats)
+    # recall.fuse: a query's legs (several questions, a restated one), expansion, hop pass
+    return rank_legs(parsed, rank_one, limit=limit, stats=index.stats)
 
 
 def hits_of(

@@ -21,10 +21,10 @@ from typing import Any
 from ...errors import LimitExceededError, ValidationError
 from ...identity import Owner
 from ...recall.budget import Budget, TokenCounter
+from ...recall.model import Ranked
 from ...recall.plan import STANDING_KINDS, STANDING_TRUSTS, merge_hits, plan_queries
-from ...recall.rank import Ranked
+from ...recall.query import ParsedQuery, parse_query
 from ...recall.render import record_lines, render_snapshot
-from ...recall.tokenize import tokenize
 from ...time import Clock
 from ...types import Disagreement, Limits, Record, SearchHit
 from ...validate import KINDS, SENSITIVITIES, TRUSTS, aware, text
@@ -175,12 +175,13 @@ def search_op(
         query, limit=limit, kinds=kinds, trusts=trusts, sensitivities=sensitivities, limits=limits
     )
     at = _as_of(as_of, clock)
-    if args.query.strip() and not tokenize(args.query):
+    parsed = parse_query(args.query, now=at)  # the query's one tokenization
+    if args.query.strip() and not parsed.tokens:
         return []
     pool = yield from pool_op(owner, RecallCache(1) if cache is None else cache)
     ranked = rank_pool(
         pool,
-        args.query,
+        parsed,
         limit=args.limit,
         depth=max(2 * args.limit, RERANK_DEPTH),
         kinds=args.kinds,
@@ -302,20 +303,21 @@ def snapshot_op(
     # Each plan query ranks more than ``k``: a disagreement group that collapses to its
     # marker leaves room that the next hits fill.
     per_query = min(k + 4, limits.max_search_limit)
-    queries: list[str] = []
+    queries: list[ParsedQuery] = []
     for q in plan_queries(task_step, latest_input, goal, max_chars=limits.max_query_chars):
         validate_search_args(
             q, limit=per_query, kinds=None, trusts=None, sensitivities=None, limits=limits
         )
-        if tokenize(q):
-            queries.append(q)
+        planned = parse_query(q, now=at)  # each plan text's one tokenization
+        if planned.tokens:
+            queries.append(planned)
     pool = yield from pool_op(owner, RecallCache(1) if cache is None else cache)
     ranked_groups: list[list[Ranked]] = []
-    for q in queries:
+    for planned in queries:
         ranked_groups.append(
             rank_pool(
                 pool,
-                q,
+                planned,
                 limit=per_query,
                 depth=max(2 * k, RERANK_DEPTH),
                 kinds=KINDS,
