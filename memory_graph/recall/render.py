@@ -3,7 +3,7 @@
 
 Every stored value goes through the rendering rule,
 :func:`memory_graph.safetext.prompt_value` (one line; control and format characters made
-visible; look-alike brackets folded; ``& < > " ' { } [ ] |`` as HTML entities), **value by
+visible; look-alike brackets folded; ``& < > " ' { } [ ] | ( )`` as HTML entities), **value by
 value**, before the line is assembled and before any size accounting. Stored text can then
 neither close the frame, open a tool or template tag, start a new record line, nor add a
 field to a ``- [kind | trust | id=...]`` block. Each record line carries kind, trust, id,
