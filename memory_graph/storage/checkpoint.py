@@ -6,19 +6,64 @@ and it never recovers after a server restart. :func:`open_saver` gives the saver
 (:class:`~.driver.PoolOptions`), drops the saver's per-instance lock (each cursor gets its
 own pooled connection, so threads run in parallel), and maps a lost or unreachable server to
 ``StorageUnavailableError`` (never a raw driver error).
+
+LangGraph's own ``setup()`` takes no lock: processes setting up a brand-new database at once
+race into duplicate-key errors and deadlocks, and a ``CREATE INDEX CONCURRENTLY IF NOT EXISTS``
+that failed leaves an invalid index that no later setup rebuilds. Here setup runs on one
+connection holding an advisory lock (:data:`CHECKPOINT_SETUP_LOCK`), then rebuilds any
+invalid index of the checkpoint tables (:data:`INVALID_INDEXES`).
 """
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any
 
 from psycopg.rows import dict_row
 
+from ..errors import StorageUnavailableError
 from .driver import PoolOptions, map_unavailable, open_async_pool, open_pool
 
-__all__ = ["open_async_saver", "open_saver"]
+__all__ = ["CHECKPOINT_SETUP_LOCK", "INVALID_INDEXES", "open_async_saver", "open_saver"]
+
+CHECKPOINT_SETUP_LOCK = 0x6D675F636B7074  # "mg_ckpt"; the store's setup uses its own key
+"""The advisory lock key the checkpointer's setup holds (session level, on one connection)."""
+
+INVALID_INDEXES = """
+    SELECT quote_ident(n.nspname) || '.' || quote_ident(c.relname) AS name
+    FROM pg_index i
+    JOIN pg_class c ON c.oid = i.indexrelid
+    JOIN pg_class t ON t.oid = i.indrelid
+    JOIN pg_namespace n ON n.oid = t.relnamespace
+    WHERE NOT i.indisvalid AND n.nspname = current_schema()
+      AND t.relname IN ('checkpoints', 'checkpoint_blobs', 'checkpoint_writes')
+"""
+"""The checkpoint tables' invalid indexes (left by a failed concurrent build)."""
+
+SETUP_WAIT = 120.0
+"""Seconds a setup waits for another process's setup before ``StorageUnavailableError``."""
+
+# A waiter polls with pg_try_advisory_lock between statements: blocked inside a statement it
+# would hold a snapshot, which the lock holder's CREATE INDEX CONCURRENTLY waits for (a deadlock).
+_TRY_LOCK = "SELECT pg_try_advisory_lock(%s) AS ok"
+_POLL = 0.05
+
+
+def _waited(deadline: float) -> None:
+    if time.monotonic() > deadline:
+        raise StorageUnavailableError(
+            f"another process has held the checkpointer's setup lock for {SETUP_WAIT:.0f} s: "
+            "let it finish, or open with setup=False once the tables exist"
+        )
+
+
+async def _atry_lock(conn: Any) -> bool:
+    cur = await conn.execute(_TRY_LOCK, (CHECKPOINT_SETUP_LOCK,))
+    row = await cur.fetchone()
+    return bool(row["ok"])
 
 _SAVER_KWARGS: dict[str, Any] = {
     "autocommit": True,
@@ -60,7 +105,17 @@ def open_saver(dsn: str, opts: PoolOptions, *, setup: bool = True) -> Iterator[A
         saver = PooledPostgresSaver(pool)
         saver.lock = _NoLock()  # type: ignore[assignment]
         if setup:
-            saver.setup()
+            with map_unavailable(), pool.connection() as conn:
+                deadline = time.monotonic() + SETUP_WAIT
+                while not conn.execute(_TRY_LOCK, (CHECKPOINT_SETUP_LOCK,)).fetchone()["ok"]:
+                    _waited(deadline)
+                    time.sleep(_POLL)
+                try:
+                    PostgresSaver(conn).setup()
+                    for row in conn.execute(INVALID_INDEXES).fetchall():
+                        conn.execute(f"REINDEX INDEX {row['name']}")
+                finally:
+                    conn.execute("SELECT pg_advisory_unlock(%s)", (CHECKPOINT_SETUP_LOCK,))
         yield saver
     finally:
         pool.close()
@@ -85,7 +140,21 @@ async def open_async_saver(
         saver = PooledAsyncPostgresSaver(pool)
         saver.lock = _NoLock()  # type: ignore[assignment]
         if setup:
-            await saver.setup()
+            with map_unavailable():
+                async with pool.connection() as conn:
+                    deadline = time.monotonic() + SETUP_WAIT
+                    while not await _atry_lock(conn):
+                        _waited(deadline)
+                        await asyncio.sleep(_POLL)
+                    try:
+                        await AsyncPostgresSaver(conn).setup()
+                        cur = await conn.execute(INVALID_INDEXES)
+                        for row in await cur.fetchall():
+                            await conn.execute(f"REINDEX INDEX {row['name']}")
+                    finally:
+                        await conn.execute(
+                            "SELECT pg_advisory_unlock(%s)", (CHECKPOINT_SETUP_LOCK,)
+                        )
         yield saver
     finally:
         await pool.close()
