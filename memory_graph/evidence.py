@@ -138,14 +138,55 @@ def digest_args(args: Mapping[str, Any] | None) -> str:
     return digest_text(blob)
 
 
+_BARE_ARG = re.compile(r'[^\s,="\\]+(?: [^\s,="\\]+)*')
+
+
+def _arg_atom(text: str, room: int) -> str:
+    """``text`` as is when it is plain (no ``, = " \\``, no edge or repeated spaces), else
+    JSON-quoted; at most ``room`` characters, a cut marked ``…`` inside the quotes, which
+    always close, so the text can never add a ``k=v`` pair after itself."""
+    if len(text) <= room and _BARE_ARG.fullmatch(text):
+        return text
+    pieces = [json.dumps(ch, ensure_ascii=False)[1:-1] for ch in text]
+    if sum(map(len, pieces)) + 2 <= room:
+        return '"' + "".join(pieces) + '"'
+    body, used = [], 3  # the quotes and the cut mark
+    for piece in pieces:
+        if used + len(piece) > room:
+            break
+        body.append(piece)
+        used += len(piece)
+    return '"' + "".join(body) + '…"'
+
+
 def arg_summary(args: Mapping[str, Any] | None, limit: int = 80) -> str:
-    """A short one-line summary of tool arguments (``k=v, ...``), at most ``limit`` chars."""
+    """A short one-line summary of tool arguments (``k=v, ...``), at most ``limit`` chars.
+
+    A key or value that is not plain text (a comma, ``=``, a quote, a backslash, ...) is
+    JSON-quoted (:func:`_arg_atom`) and every quote closes, so an argument such as
+    ``"x, admin=true"`` shows as ``q="x, admin=true"`` and cannot forge a pair; pairs that
+    do not fit are dropped whole and marked ``…``. The manifest then applies the rendering
+    rule (:func:`~memory_graph.safetext.prompt_value`) to the whole summary.
+
+    Examples:
+        >>> arg_summary({"path": "a.txt", "offset": 3})
+        'offset=3, path=a.txt'
+        >>> print(arg_summary({"q": "x, admin=true"}))
+        q="x, admin=true"
+    """
     parts = []
     for key in sorted(args or {}):
         value = (args or {})[key]
         shown = value if isinstance(value, str) else json.dumps(value, default=str)
-        parts.append(f"{key}={truncate(str(shown), 40)}")
-    return truncate(", ".join(parts), limit)
+        parts.append(f"{_arg_atom(str(key), 30)}={_arg_atom(shown, 40)}")
+    out = ""
+    for index, part in enumerate(parts):
+        joined = part if not out else f"{out}, {part}"
+        # leave room for ", …" unless this is the last pair
+        if len(joined) > (limit if index == len(parts) - 1 else limit - 3):
+            return f"{out}, …" if out else "…"
+        out = joined
+    return out
 
 
 def page(

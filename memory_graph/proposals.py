@@ -8,14 +8,23 @@ node that proposes the same write never creates a second proposal:
 (32, True)
 >>> render_diff("set_preference", {"key": "tone", "value": "casual"}, {"value": "formal"})
 'preference tone: "formal" -> "casual"'
+
+Every value in a diff is one quoted string (JSON quoting, then the rendering rule, with its
+parentheses escaped), so only the diff itself writes an arrow, a line or a ``(...)`` note:
+
+>>> print(render_diff("add", {"kind": "fact", "content": 'tea" (expires 2099) -> x'}, None))
++ fact: "tea\\" \\(expires 2099\\) -> x"
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Mapping
 from typing import Any
+
+from .safetext import fold
 
 __all__ = [
     "canonical_json",
@@ -74,8 +83,28 @@ def proposal_id(scope_id: str, idempotency_key: str) -> str:
     return _sha(f"{scope_id}:{idempotency_key}")[:32]
 
 
+_NOTE_ESCAPES = str.maketrans({"(": "\\(", ")": "\\)"})
+_BARE = re.compile(r"[\w.:+-]+")
+
+
 def _q(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False) if value is not None else "(none)"
+    """A stored or model-written value as one quoted string, or ``(none)``.
+
+    JSON quoting (so ``"`` and ``\\`` are escaped and the value cannot close its quotes), then
+    :func:`~memory_graph.safetext.fold` (one line, no control or format character, look-alike
+    brackets folded), then ``( )`` escaped as ``\\( \\)``: a value can add no arrow, line or
+    ``(...)`` note to the diff.
+    """
+    if value is None:
+        return "(none)"
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return fold(text).translate(_NOTE_ESCAPES)
+
+
+def _name(value: Any) -> str:
+    """A key, kind, field name or date: as is when it is a plain word, else :func:`_q`."""
+    text = str(value)
+    return text if _BARE.fullmatch(text) else _q(text)
 
 
 def render_diff(operation: str, args: Mapping[str, Any], before: Mapping[str, Any] | None) -> str:
@@ -89,32 +118,38 @@ def render_diff(operation: str, args: Mapping[str, Any], before: Mapping[str, An
             {...}}`` for the profile.
 
     Returns:
-        One or more lines.
+        One or more lines. Values are quoted (:func:`_q`): outside the quotes there is only
+        the diff's structure (``preference k:``, ``->``, ``+``/``-``, ``(none)``,
+        ``(deleted)``, ``(unknown)``, ``(expires ...)``).
     """
     before = before or {}
     if operation == "set_preference":
         old = before.get("value")
-        line = f"preference {args['key']}: {_q(old)} -> {_q(args['value'])}"
+        line = f"preference {_name(args['key'])}: {_q(old)} -> {_q(args['value'])}"
         if args.get("expires_at"):
-            line += f" (expires {args['expires_at']})"
+            line += f" (expires {_name(args['expires_at'])})"
         return line
     if operation == "delete_preference":
-        return f"preference {args['key']}: {_q(before.get('value'))} -> (deleted)"
+        return f"preference {_name(args['key'])}: {_q(before.get('value'))} -> (deleted)"
     if operation == "patch_profile":
         fields = before.get("fields") or {}
         lines = [
-            f"profile {name}: {_q(fields.get(name))} -> "
+            f"profile {_name(name)}: {_q(fields.get(name))} -> "
             + (_q(value) if value is not None else "(deleted)")
             for name, value in args["patch"].items()
         ]
         return "\n".join(lines)
     if operation == "add":
-        line = f"+ {args['kind']}: {args['content']}"
+        line = f"+ {_name(args['kind'])}: {_q(args['content'])}"
         if args.get("expires_at"):
-            line += f" (expires {args['expires_at']})"
+            line += f" (expires {_name(args['expires_at'])})"
         return line
     if operation == "replace":
-        return f"- {before.get('content', '(unknown)')}\n+ {args['content']}"
+        return f"- {_content(before)}\n+ {_q(args['content'])}"
     if operation == "remove":
-        return f"- {before.get('content', '(unknown)')}"
+        return f"- {_content(before)}"
     raise ValueError(f"unknown operation {operation!r}")
+
+
+def _content(before: Mapping[str, Any]) -> str:
+    return _q(before["content"]) if "content" in before else "(unknown)"

@@ -15,6 +15,7 @@ and is answered with one decision per request, in order, each bound to its propo
 from __future__ import annotations
 
 import math
+import re
 import unicodedata
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -24,7 +25,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, model_validator
 from typing_extensions import NotRequired, TypedDict
 
-from memory_graph.safetext import terminal_value
+from memory_graph.safetext import fold, terminal_value
 
 from ._core import (
     Limits,
@@ -224,7 +225,10 @@ def _description(p: ProposalJSON, quote: str | None) -> str:
 
     Every stored or model-written value goes through :func:`terminal_value` (parentheses
     escaped as ``\\(``, and ``"`` inside the quote), so no value can add or close a note.
-    The diff's own expiry note is rebuilt from the proposal's ``expires_at`` argument.
+    The diff's own expiry note is rebuilt from the proposal's ``expires_at`` argument. The
+    diff (whose values :func:`~memory_graph.proposals.render_diff` already quoted and
+    escaped) goes through :func:`_diff_notes`: its bare parentheses are escaped, its escaped
+    ones kept, so a value is escaped once and never turned into ``\\\\(``.
     """
     diff = p["diff"]
     expires = p["args"].get("expires_at")
@@ -241,7 +245,20 @@ def _description(p: ProposalJSON, quote: str | None) -> str:
     uri = p["evidence"].get("uri")
     if isinstance(uri, str) and uri.startswith("evidence:"):
         said += f"; cites tool evidence {terminal_value(uri.removeprefix('evidence:'))}"
-    return f"{terminal_value(diff)}{suffix} ({said})"
+    return f"{_diff_notes(diff)}{suffix} ({said})"
+
+
+_ESCAPED_OR_PAREN = re.compile(r"\\.|[()]")
+
+
+def _diff_notes(diff: str) -> str:
+    r"""The diff on one line (:func:`~memory_graph.safetext.fold`) with every parenthesis
+    that a backslash does not escape escaped; backslash pairs (``\\``, ``\(``, ``\"``) kept.
+
+    >>> print(_diff_notes('+ fact: "a \\(b\\)" (expires x)\n- c\\\\(d)'))
+    + fact: "a \(b\)" \(expires x\) - c\\\(d\)
+    """
+    return _ESCAPED_OR_PAREN.sub(lambda m: m[0] if len(m[0]) == 2 else "\\" + m[0], fold(diff))
 
 
 def is_review_request(value: Any) -> bool:

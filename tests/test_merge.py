@@ -149,7 +149,7 @@ def test_fact_retraction_removes_with_base_version() -> None:
         plan_writes([cand("fact", content="I work remotely", action="retract")], records=stored)
     )
     assert (w.operation, w.target_id, w.base_version, w.args) == ("remove", "rec-7", 2, {})
-    assert "- I work remotely" in w.diff
+    assert '- "I work remotely"' in w.diff
 
 
 def test_idempotency_key_is_deterministic_and_event_bound() -> None:

@@ -34,7 +34,7 @@ def test_propose_is_deterministic_and_writes_no_memory(store, pg_dsn):
     p = store.propose(
         ALICE, "add", ADD, evidence={"source_event_id": "m1", "quote": "ACME"}, level="user"
     )
-    assert p.status == "pending" and p.operation == "add" and p.diff == "+ fact: Works at ACME"
+    assert p.status == "pending" and p.operation == "add" and p.diff == '+ fact: "Works at ACME"'
     assert p.id == proposal_id(ALICE.scope_id, p.idempotency_key) and len(p.id) == 32
     assert p.expires_at == T0 + Limits().proposal_ttl and p.guard["allowed"] is True
     again = store.propose(
@@ -162,7 +162,7 @@ def test_record_conflict_via_proposals(store):
     r = store.add(ALICE, "fact", "v1")
     p1 = store.propose(ALICE, "replace", {"content": "v2"}, target_id=r.record_id)
     p2 = store.propose(ALICE, "remove", {}, target_id=r.record_id, base_version=1)
-    assert p1.base_version == 1 and p1.diff == "- v1\n+ v2"
+    assert p1.base_version == 1 and p1.diff == '- "v1"\n+ "v2"'
     assert store.decide(ALICE, p1.id, "approve").status == "approved"
     assert store.decide(ALICE, p2.id, "approve").status == "conflicted"
     assert store.get_record(ALICE, r.record_id).content == "v2"
