@@ -5,7 +5,10 @@ from __future__ import annotations
 import doctest
 
 import memory_graph.recall.rank as rank_module
-from memory_graph.recall.rank import Document, query_terms, rank, term_of
+from memory_graph.recall.model import Document
+from memory_graph.recall.query import query_terms
+from memory_graph.recall.rank import rank
+from memory_graph.recall.terms import term_of
 from memory_graph.recall.tokenize import tokenize
 
 

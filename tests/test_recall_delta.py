@@ -13,7 +13,7 @@ import pytest
 from _stores import T0, FakeClock
 
 from memory_graph import Limits, MemoryStore, Owner
-from memory_graph.recall.rank import Document
+from memory_graph.recall.model import Document
 from memory_graph.recall.tokenize import tokenize
 from memory_graph.storage.ops.recall_cache import OwnerPool, _owner_key, _View, rank_pool
 
@@ -165,7 +165,7 @@ def note(rid: str, text: str, thread: str | None = None, seq: int = 0) -> Docume
 
 def test_an_index_changed_in_place_ranks_like_a_fresh_one() -> None:
     from memory_graph.recall.candidates import PoolIndex
-    from memory_graph.recall.rank import query_terms
+    from memory_graph.recall.query import query_terms
 
     rng = random.Random(5)
     seqs = iter(range(10_000))
@@ -220,7 +220,7 @@ def test_an_index_that_cannot_change_in_place_says_so() -> None:
 
 def test_tie_keys_run_out_between_two_ids_and_the_index_says_so() -> None:
     from memory_graph.recall.candidates import PoolIndex
-    from memory_graph.recall.rank import query_terms
+    from memory_graph.recall.query import query_terms
 
     docs = {rid: note(rid, "note tea") for rid in ("a", "b")}
     index = PoolIndex(sorted(docs.values(), key=lambda d: d.id))

@@ -4,7 +4,10 @@ kind. Pure, in-process rankings (no database)."""
 
 from __future__ import annotations
 
-from memory_graph.recall.rank import Document, Ranked, corpus_stats, query_terms, rank
+from memory_graph.recall.documents import corpus_stats
+from memory_graph.recall.model import Document, Ranked
+from memory_graph.recall.query import query_terms
+from memory_graph.recall.rank import rank
 from memory_graph.recall.terms import answer_form_stripped
 from memory_graph.recall.tokenize import tokenize
 

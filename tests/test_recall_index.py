@@ -13,7 +13,9 @@ from dataclasses import replace
 import pytest
 
 from memory_graph.recall.candidates import EXTRA_CANDIDATES, PoolIndex
-from memory_graph.recall.rank import DEFAULT_PARAMS, Document, query_terms, rank, rank_prepared
+from memory_graph.recall.model import DEFAULT_PARAMS, Document
+from memory_graph.recall.query import query_terms
+from memory_graph.recall.rank import rank, rank_prepared
 from memory_graph.recall.tokenize import tokenize
 
 WORDS = (

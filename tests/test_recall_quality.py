@@ -15,6 +15,7 @@ import pytest
 
 from memory_graph import MemoryStore, Owner
 from memory_graph.recall.dates import question_window
+from memory_graph.recall.documents import corpus_stats
 from memory_graph.recall.expand import (
     expanded_text,
     expansion_terms,
@@ -24,8 +25,9 @@ from memory_graph.recall.expand import (
     swap_numerals,
 )
 from memory_graph.recall.fuse import Leg, fuse_legs, rank_legs
-from memory_graph.recall.query import ParsedQuery, query_legs
-from memory_graph.recall.rank import Document, Ranked, corpus_stats, query_terms, rank
+from memory_graph.recall.model import Document, Ranked
+from memory_graph.recall.query import ParsedQuery, query_legs, query_terms
+from memory_graph.recall.rank import rank
 from memory_graph.recall.terms import asks_count
 from memory_graph.recall.tokenize import tokenize
 

@@ -62,33 +62,14 @@ from .model import (
     QueryTerms,
     Ranked,
     RankParams,
-    idf,
 )
 from .query import ParsedQuery, parse_query, query_terms
-from .terms import asks_count, doc_terms, is_stop_term, term_of
+from .terms import asks_count
 
-__all__ = [
-    "DEFAULT_PARAMS",
-    "TRUST_PRIOR",
-    "bridge_terms",
-    "CorpusStats",
-    "Document",
-    "RankParams",
-    "Ranked",
-    "QueryTerms",
-    "corpus_stats",
-    "doc_terms",
-    "idf",
-    "is_stop_term",
-    "Prepared",
-    "prepare",
-    "rank_prepared",
-    "query_terms",
-    "rank",
-    "term_of",
-]
-"""The ranking's own names, and those of earlier stages that callers import from here
-(:mod:`.model`, :mod:`.terms`, :mod:`.query`, :mod:`.documents`)."""
+__all__ = ["TRUST_PRIOR", "rank", "rank_prepared"]
+"""The ranking's own names; the data types, terms, parsed queries and prepared documents it
+reads are imported from their stages (:mod:`.model`, :mod:`.terms`, :mod:`.query`,
+:mod:`.documents`)."""
 
 TRUST_PRIOR: Mapping[str, float] = {
     "user-confirmed": 1.0,

@@ -60,10 +60,40 @@ def _waited(deadline: float) -> None:
         )
 
 
-async def _atry_lock(conn: Any) -> bool:
-    cur = await conn.execute(_TRY_LOCK, (CHECKPOINT_SETUP_LOCK,))
-    row = await cur.fetchone()
-    return bool(row["ok"])
+def _setup_locked(pool: Any, saver_cls: Any) -> None:
+    """LangGraph's setup on one connection holding the lock, then the index repair."""
+    with map_unavailable(), pool.connection() as conn:
+        deadline = time.monotonic() + SETUP_WAIT
+        while not conn.execute(_TRY_LOCK, (CHECKPOINT_SETUP_LOCK,)).fetchone()["ok"]:
+            _waited(deadline)
+            time.sleep(_POLL)
+        try:
+            saver_cls(conn).setup()
+            for row in conn.execute(INVALID_INDEXES).fetchall():
+                conn.execute(f"REINDEX INDEX {row['name']}")
+        finally:
+            conn.execute("SELECT pg_advisory_unlock(%s)", (CHECKPOINT_SETUP_LOCK,))
+
+
+async def _asetup_locked(pool: Any, saver_cls: Any) -> None:
+    """The async twin of :func:`_setup_locked`."""
+    with map_unavailable():
+        async with pool.connection() as conn:
+            deadline = time.monotonic() + SETUP_WAIT
+            while True:
+                cur = await conn.execute(_TRY_LOCK, (CHECKPOINT_SETUP_LOCK,))
+                if (await cur.fetchone())["ok"]:
+                    break
+                _waited(deadline)
+                await asyncio.sleep(_POLL)
+            try:
+                await saver_cls(conn).setup()
+                cur = await conn.execute(INVALID_INDEXES)
+                for row in await cur.fetchall():
+                    await conn.execute(f"REINDEX INDEX {row['name']}")
+            finally:
+                await conn.execute("SELECT pg_advisory_unlock(%s)", (CHECKPOINT_SETUP_LOCK,))
+
 
 _SAVER_KWARGS: dict[str, Any] = {
     "autocommit": True,
@@ -105,17 +135,7 @@ def open_saver(dsn: str, opts: PoolOptions, *, setup: bool = True) -> Iterator[A
         saver = PooledPostgresSaver(pool)
         saver.lock = _NoLock()  # type: ignore[assignment]
         if setup:
-            with map_unavailable(), pool.connection() as conn:
-                deadline = time.monotonic() + SETUP_WAIT
-                while not conn.execute(_TRY_LOCK, (CHECKPOINT_SETUP_LOCK,)).fetchone()["ok"]:
-                    _waited(deadline)
-                    time.sleep(_POLL)
-                try:
-                    PostgresSaver(conn).setup()
-                    for row in conn.execute(INVALID_INDEXES).fetchall():
-                        conn.execute(f"REINDEX INDEX {row['name']}")
-                finally:
-                    conn.execute("SELECT pg_advisory_unlock(%s)", (CHECKPOINT_SETUP_LOCK,))
+            _setup_locked(pool, PostgresSaver)
         yield saver
     finally:
         pool.close()
@@ -140,21 +160,7 @@ async def open_async_saver(
         saver = PooledAsyncPostgresSaver(pool)
         saver.lock = _NoLock()  # type: ignore[assignment]
         if setup:
-            with map_unavailable():
-                async with pool.connection() as conn:
-                    deadline = time.monotonic() + SETUP_WAIT
-                    while not await _atry_lock(conn):
-                        _waited(deadline)
-                        await asyncio.sleep(_POLL)
-                    try:
-                        await AsyncPostgresSaver(conn).setup()
-                        cur = await conn.execute(INVALID_INDEXES)
-                        for row in await cur.fetchall():
-                            await conn.execute(f"REINDEX INDEX {row['name']}")
-                    finally:
-                        await conn.execute(
-                            "SELECT pg_advisory_unlock(%s)", (CHECKPOINT_SETUP_LOCK,)
-                        )
+            await _asetup_locked(pool, AsyncPostgresSaver)
         yield saver
     finally:
         await pool.close()
