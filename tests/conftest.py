@@ -33,6 +33,46 @@ pytest_plugins = ["_stores"]
 # and driver tests.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 
+# The tests whose behaviour can depend on the server they run against (its version and
+# extensions, the embedded launcher, Unix-socket DSNs, migrations, the commit statement, the
+# zero-setup default). CI runs the whole suite on the system server and these again on the
+# embedded server (``-m both_servers``); every other test exercises Python code whose SQL these
+# already cover.
+BOTH_SERVERS = frozenset(
+    {
+        "test_checkpoint_setup.py",
+        "test_cli.py",
+        "test_commit_path.py",
+        "test_driver.py",
+        "test_graph_approval.py",
+        "test_hybrid.py",
+        "test_offline_experience.py",
+        "test_privacy_forget.py",
+        "test_readme.py",
+        "test_recall_pool.py",
+        "test_runtime_faults.py",
+        "test_schema_upgrade.py",
+        "test_search_sql.py",
+        "test_setup.py",
+        "test_store_proposals.py",
+        "test_store_records.py",
+    }
+)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    here = Path(__file__).resolve().parent
+    missing = sorted(name for name in BOTH_SERVERS if not (here / name).is_file())
+    if missing:
+        raise pytest.UsageError(f"conftest BOTH_SERVERS names missing test files: {missing}")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.path.name in BOTH_SERVERS:
+            item.add_marker(pytest.mark.both_servers)
+
+
 if not os.environ.get("XDG_RUNTIME_DIR"):
     _runtime = tempfile.mkdtemp(prefix="mg-runtime-")
     os.environ["XDG_RUNTIME_DIR"] = _runtime
