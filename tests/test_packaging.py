@@ -168,7 +168,8 @@ def test_open_is_a_context_manager_on_both_twins(pg_dsn: str) -> None:
     assert asyncio.run(main())._pool.closed
 
 
-def test_sdist_carries_langgraph_json_and_license(tmp_path: Path) -> None:
+def test_sdist_carries_the_whole_repository(tmp_path: Path) -> None:
+    """Every tracked file is in the sdist, so its test suite runs from the unpacked archive."""
     src = tmp_path / "src"
     shutil.copytree(
         ROOT,
@@ -186,8 +187,14 @@ def test_sdist_carries_langgraph_json_and_license(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr[-3000:]
     name = done.stdout.strip().splitlines()[-1]
     with tarfile.open(tmp_path / "dist" / name) as tar:
-        files = {Path(n).name for n in tar.getnames()}
-    assert {"langgraph.json", "LICENSE", "pyproject.toml"} <= files
+        files = {Path(*Path(n).parts[1:]).as_posix() for n in tar.getnames()}
+    tracked = subprocess.run(
+        ["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert tracked, "git ls-files listed nothing"
+    missing = sorted(path for path in tracked if path not in files and path != ".gitignore")
+    assert missing == [], missing[:20]
+    assert {"tests/conftest.py", "tests/_stores.py", "bench/_common.py", ".ci/test"} <= files
 
 
 def test_the_codemap_names_every_package_and_stays_short() -> None:
