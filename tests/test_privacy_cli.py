@@ -64,7 +64,7 @@ def test_sweep_reports_json(pg_dsn: str) -> None:
     import time
 
     time.sleep(1.1)  # let the one-second proposal expire (real clock in the subprocess)
-    report = as_json(run(pg_dsn, "sweep", "--json", "--thread-idle-days", "30"))
+    report = as_json(run(pg_dsn, "sweep", "--json", "--thread-idle-days", "30", "--yes"))
     assert report["expired_proposals"] == 1 and report["batches"] >= 5
 
 
@@ -72,8 +72,14 @@ def test_bad_input_is_one_error_line(pg_dsn: str) -> None:
     for args in (
         ("forget", "--yes"),
         ("forget", "--user", "  ", "--yes"),
-        ("sweep", "--record-days", "-1"),
-        ("sweep", "--batch-size", "0"),
+        ("sweep", "--record-days", "-1", "--yes"),
+        ("sweep", "--batch-size", "0", "--yes"),
+        ("sweep", "--thread-idle-days", "0", "--yes"),
+        ("sweep", "--proposal-days", "0", "--yes"),
+        ("sweep", "--record-days", "0", "--yes"),
+        ("sweep", "--audit-days", "0", "--yes"),
+        ("sweep", "--proposal-days", str(10**12), "--yes"),
+        ("sweep", "--thread-idle-days", "36601", "--yes"),
         ("stats", "--user", "ada", "--by", "year"),
         ("stats", "--user", "ada", "--days", "0"),
     ):
@@ -81,3 +87,22 @@ def test_bad_input_is_one_error_line(pg_dsn: str) -> None:
         assert done.returncode == 2, (args, done.stdout, done.stderr)
         lines = done.stderr.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith("error:"), (args, done.stderr)
+
+
+def test_sweep_asks_first_and_deletes_nothing_when_declined(pg_dsn: str) -> None:
+    _seed(pg_dsn)
+    with MemoryStore.from_dsn(pg_dsn) as store:
+        store.propose(
+            ADA, "add", {"kind": "fact", "content": "x"}, level="user", ttl=timedelta(seconds=1)
+        )
+    import time
+
+    time.sleep(1.1)
+    declined = run(pg_dsn, "sweep", "--thread-idle-days", "1", stdin="n\n")
+    assert declined.returncode == 1 and "Nothing was deleted" in declined.stdout
+    assert "every user" in declined.stderr
+    no_input = run(pg_dsn, "sweep")  # not a terminal, no answer: refused, not assumed
+    assert no_input.returncode != 0
+    # Neither run expired the proposal: the confirmed sweep still finds it.
+    report = as_json(run(pg_dsn, "sweep", "--json", stdin="y\n"))
+    assert report["expired_proposals"] == 1

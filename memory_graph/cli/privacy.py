@@ -44,11 +44,19 @@ IdleOpt = Annotated[
 ]
 
 
+MAX_DAYS = 36_600
+"""The longest period a command takes (about a century)."""
+
+
 def _days(name: str, value: int | None) -> timedelta | None:
+    """A retention period in days as a ``timedelta``: 1..36600, or ``None`` when not given.
+
+    0 is refused: a period of 0 days would delete everything of its kind, every user's, at once.
+    """
     if value is None:
         return None
-    if value < 0:
-        raise ValidationError(f"{name} must be 0 or more days")
+    if value < 1 or value > MAX_DAYS:
+        raise ValidationError(f"{name} must be in 1..{MAX_DAYS} days")
     return timedelta(days=value)
 
 
@@ -116,9 +124,13 @@ def register(
         audit_days: DaysOpt = 365,
         thread_idle_days: IdleOpt = None,
         batch_size: Annotated[int, typer.Option(help="Rows per transaction.")] = 1000,
+        yes: YesOpt = False,
         as_json: JsonOpt = False,
     ) -> None:
-        """Apply retention: expire, delete old proposals/records/threads, trim audit content."""
+        """Apply retention to every user: expire, delete old proposals, records and threads.
+
+        It deletes data of every user, so it asks first; pass --yes in scheduled jobs.
+        """
         kwargs: dict[str, Any] = {
             "proposal_retention": _days("--proposal-days", proposal_days),
             "record_retention": _days("--record-days", record_days),
@@ -126,6 +138,20 @@ def register(
             "thread_idle": _days("--thread-idle-days", thread_idle_days),
             "batch_size": batch_size,
         }
+        threads = (
+            f", graph threads idle for {thread_idle_days} days"
+            if thread_idle_days is not None
+            else ""
+        )
+        if not yes and not typer.confirm(
+            f"Delete, for every user, decided proposals older than {proposal_days} days, removed"
+            f" records older than {record_days} days{threads}, and trim audit content older"
+            f" than {audit_days} days? This cannot be undone",
+            default=False,
+            err=True,  # the question never mixes with --json output
+        ):
+            console.print("Nothing was deleted.")
+            raise typer.Exit(1)
         with open_store(ctx) as store:
             report = store.sweep(**kwargs)
         if as_json:
