@@ -192,6 +192,29 @@ def test_chat_offline_with_terminal_approval(pg_dsn: str) -> None:
     assert "Cy" in shown and "Emacs" not in shown
 
 
+def test_chat_commands_stay_local_and_an_edit_changes_one_field(pg_dsn: str) -> None:
+    done = run(
+        pg_dsn,
+        "chat",
+        "--user",
+        "fay",
+        "--thread",
+        "t-cmd",
+        stdin="/help\n/retry\n/bogus\nCall me Fay. I use Emacs.\napprove\nedit\n"
+        "value=my insulin pump for diabetes\n"  # the guard refuses this edit: asked again
+        "approve\nedit\ncolour=red\nvalue=Vim\n/retry\n/quit\n",
+    )
+    out = ok(done)
+    assert "the review is asked again" in out and "type /retry" not in out
+    assert "commands: /retry" in out  # /help answered here
+    assert out.count("nothing to retry") == 2  # before any turn, and after one that succeeded
+    assert "unknown command" in out
+    assert out.count("assistant>") == 1  # only the real message reached the model
+    assert "no field 'colour'" in out
+    shown = ok(run(pg_dsn, "show", "--user", "fay"))
+    assert "Vim" in shown and "Emacs" not in shown
+
+
 def test_inbox_decide_resumes_a_graph_thread_in_another_process(pg_dsn: str) -> None:
     # The chat ends (end of input) while its review is pending: the thread stays paused.
     out = ok(run(pg_dsn, "chat", "-u", "dee", "-t", "t-dee", stdin="Call me Dee. I use Vim.\n"))

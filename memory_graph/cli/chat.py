@@ -7,9 +7,13 @@ thread is resumed through ``nodes.resume_review``.
 
 A failed turn does not end the session: the model endpoint unreachable, the database gone,
 or a refused resume prints one ``error:`` line, and the user can go on or type ``/retry``
-(the turn runs again from its last checkpoint). After a database error the checkpointer is
-reopened on the next attempt. Stored and model text reaches the terminal only through the
-terminal rule (no raw control character).
+(the failed turn runs again from its last checkpoint; after a turn that succeeded there is
+nothing to retry). A refused review decision (an edit the guard blocks, say) asks the review
+again by itself. After a database error the checkpointer is reopened on the next attempt.
+Commands (``/help``, ``/retry``, ``/quit``) never reach the model; an unknown ``/word`` is
+refused. An edit changes one field (``content=...``) or replaces the arguments (a JSON
+object). Stored and model text reaches the terminal only through the terminal rule (no raw
+control character).
 """
 
 from __future__ import annotations
@@ -40,6 +44,47 @@ __all__ = ["ask_decisions", "run_chat"]
 
 _QUIT = {"/quit", "/exit", "/q"}
 _RETRY = "/retry"
+_HELP = {"/help", "/?"}
+HELP = (
+    "commands: /retry runs a failed turn again, /help shows this, /quit leaves.\n"
+    "in a review: approve, edit or reject each proposal (a prefix is enough); an edit takes\n"
+    "field=value to change one field, or a JSON object with every argument."
+)
+
+
+def parse_edit(raw: str, args: dict[str, Any]) -> dict[str, Any] | str:
+    """The edited arguments from one answer, or a message saying what is wrong.
+
+    Empty keeps ``args``; ``{...}`` replaces them (a JSON object); ``field=value`` changes one
+    existing field (the value is JSON when it parses as JSON, else the text as typed).
+
+    >>> parse_edit("content=Uses Neovim", {"kind": "fact", "content": "Uses Vim"})
+    {'kind': 'fact', 'content': 'Uses Neovim'}
+    >>> parse_edit("colour=red", {"content": "x"})
+    "no field 'colour': the fields are content"
+    """
+    text = raw.strip()
+    if not text:
+        return dict(args)
+    if text.startswith("{"):
+        try:
+            edited = json.loads(text)
+        except json.JSONDecodeError as exc:
+            return f"not JSON: {exc.msg}"
+        return edited if isinstance(edited, dict) else "the args must be a JSON object"
+    name, sep, value = text.partition("=")
+    name = name.strip()
+    if not sep:
+        return "type field=value, a JSON object, or nothing to keep the arguments"
+    if name not in args:
+        return f"no field {name!r}: the fields are {', '.join(sorted(args))}"
+    try:
+        parsed: Any = json.loads(value)
+    except json.JSONDecodeError:
+        parsed = value.strip()
+    if isinstance(args[name], str) and not isinstance(parsed, str):
+        parsed = value.strip()  # a text field stays text ("content=42" is the text "42")
+    return {**args, name: parsed}
 
 
 def _ask(console: Console, prompt: str | Text) -> str | None:
@@ -79,17 +124,13 @@ def ask_decisions(console: Console, request: dict[str, Any]) -> list[dict[str, A
             current = terminal_text(json.dumps(item["args"], ensure_ascii=False))
             console.print(Text(f"    current args: {current}", style="dim"))
             while True:
-                raw = _ask(console, "    edited args (JSON, empty keeps them): ")
+                raw = _ask(console, "    edit (field=value, a JSON object, empty keeps them): ")
                 if raw is None:
                     return None
-                try:
-                    edited = json.loads(raw) if raw.strip() else dict(item["args"])
-                except json.JSONDecodeError as exc:
-                    console.print(Text(f"    not JSON: {exc.msg}", style="red"))
-                    continue
+                edited = parse_edit(raw, dict(item["args"]))
                 if isinstance(edited, dict):
                     break
-                console.print(Text("    the args must be a JSON object", style="red"))
+                console.print(Text(f"    {terminal_text(edited)}", style="red"))
             decision["args"] = edited
         elif matches[0] == "reject":
             reason = _ask(console, "    reason (optional): ")
@@ -175,13 +216,18 @@ def run_chat(
     agent: Any = None
     waiting = False
     last_text: str | None = None
+    failed = False  # the last turn failed: /retry runs it again
 
-    def report(exc: BaseException) -> None:
-        nonlocal agent
+    def report(exc: BaseException, *, in_review: bool = False) -> None:
+        nonlocal agent, failed
         errors.print(Text(error_line(_describe(exc)), style="bold red"), soft_wrap=True)
         if _is_database_error(exc):
             stack.close()  # reopened on the next attempt
             agent = None
+        if in_review and agent is not None:
+            console.print(Text("    the review is asked again.", style="dim"))
+            return
+        failed = not in_review or agent is None
         console.print(
             Text("    the session goes on: type /retry to run the turn again.", style="dim")
         )
@@ -195,7 +241,7 @@ def run_chat(
         return agent
 
     def run_turn(text: str | None) -> None:
-        nonlocal waiting
+        nonlocal waiting, failed
         graph = ensure()
         if waiting:  # reopened on a thread whose review waits: decide it first
             return
@@ -209,6 +255,7 @@ def run_chat(
         if report_.get("blocked") or report_.get("proposed"):
             console.print(render.extraction_summary(report_))
         waiting = bool(state.get("__interrupt__"))
+        failed = False
 
     with stack:
         while True:
@@ -233,18 +280,25 @@ def run_chat(
             except Exception as exc:  # noqa: BLE001 - a failed step must not end the session
                 if _is_fatal(exc):
                     raise
-                report(exc)
+                report(exc, in_review=True)
                 if agent is not None:
                     continue  # the database is there: ask the review again
             text = _ask(console, Text("you> ", style="bold"))
             if text is None or text.strip() in _QUIT:
                 return
+            command = text.strip().casefold()
             try:
-                if text.strip() == _RETRY:
-                    if last_text is None:
-                        console.print(Text("    nothing to retry", style="dim"))
+                if command in _HELP:
+                    console.print(Text(HELP, style="dim"))
+                elif command == _RETRY:
+                    if last_text is None or not failed:
+                        console.print(
+                            Text("    nothing to retry: the last turn did not fail", style="dim")
+                        )
                     else:
                         run_turn(None)
+                elif command.startswith("/") and " " not in command:
+                    console.print(Text("    unknown command: type /help", style="red"))
                 elif text.strip():
                     last_text = text
                     run_turn(text)
