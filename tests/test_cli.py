@@ -215,6 +215,25 @@ def test_chat_commands_stay_local_and_an_edit_changes_one_field(pg_dsn: str) -> 
     assert "Vim" in shown and "Emacs" not in shown
 
 
+def test_proposals_imported_from_another_users_threads_can_be_decided(
+    pg_dsn: str, tmp_path: Path
+) -> None:
+    # gil's memories come from his chat thread: their provenance names thread t-gil.
+    said = "I work at Initech. I love hiking.\na\na\n"
+    ok(run(pg_dsn, "chat", "-u", "gil", "-t", "t-gil", stdin=said))
+    target = tmp_path / "gil.json"
+    ok(run(pg_dsn, "export", "--user", "gil", "--out", str(target)))
+    assert "t-gil" in target.read_text(encoding="utf-8")
+    imported = as_json(run(pg_dsn, "import", str(target), "--user", "hal", "--json"))
+    assert imported
+    for p in imported:
+        done = as_json(
+            run(pg_dsn, "inbox", "decide", p["proposal_id"], "-u", "hal", "--approve", "--json")
+        )
+        assert [r["status"] for r in done] == ["approved"], done
+    assert "Initech" in ok(run(pg_dsn, "show", "--user", "hal"))
+
+
 def test_inbox_decide_resumes_a_graph_thread_in_another_process(pg_dsn: str) -> None:
     # The chat ends (end of input) while its review is pending: the thread stays paused.
     out = ok(run(pg_dsn, "chat", "-u", "dee", "-t", "t-dee", stdin="Call me Dee. I use Vim.\n"))

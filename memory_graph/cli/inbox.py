@@ -10,7 +10,8 @@ proposal at once. Deciding one proposal from the inbox therefore works like this
 - other proposals of the review are still pending: this one is decided in the store now
   (the commit path is the same, row-locked and idempotent), and the thread is resumed by
   whichever decision comes last;
-- no graph thread waits for it (an import, a finished or unknown thread): ``store.decide``.
+- no graph thread waits for it (an import, a finished or unknown thread, or a thread of another
+  principal named by imported provenance): ``store.decide``.
 
 Resuming never starts a graph from ``START``: ``nodes.resume_review`` refuses unknown and
 finished threads. An edit is validated and guarded *before* the thread is resumed, so a
@@ -32,7 +33,7 @@ from rich.console import Console
 from rich.text import Text
 
 from .. import validate as v
-from ..errors import ValidationError
+from ..errors import ThreadOwnerError, ValidationError
 from ..identity import Owner
 from ..safetext import terminal_text
 from ..types import CommitResult, Proposal
@@ -185,6 +186,10 @@ def _resume_thread(
         try:
             _iid, request = pending_review(graph, thread_id, owner=owner)
         except (UnknownThreadError, NoPendingReviewError):
+            return None
+        except ThreadOwnerError:
+            # The thread id is provenance from another principal (an import of another user's
+            # export, say): that thread's review cannot hold this owner's proposal.
             return None
         ids = [r["proposal_id"] for r in request["action_requests"]]
         if proposal_id not in ids:
