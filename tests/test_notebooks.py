@@ -32,3 +32,22 @@ def test_committed_with_clean_outputs(path: Path) -> None:
     text = json.dumps(outputs)
     assert not ANSI.search(text) and "\\u001b[" not in text, "raw ANSI codes in outputs"
     assert "Traceback" not in text
+
+
+MACHINE = re.compile(r"(?<![\w.])/(?:tmp|root|home|var|work|srv|opt|Users)/[^\s'\"]*")
+"""An absolute path of the machine that ran the notebook (differs on every run and machine)."""
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_outputs_show_no_machine_path_or_private_key(path: Path) -> None:
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    text = json.dumps([o for c in nb["cells"] for o in c.get("outputs", [])])
+    assert not MACHINE.search(text), MACHINE.search(text)
+    assert "__pregel" not in text, "a private LangGraph key in the outputs"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_the_title_carries_the_file_number(path: Path) -> None:
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    title = "".join(nb["cells"][0]["source"]).splitlines()[0]
+    assert title.startswith(f"# {path.name[:2]} "), title

@@ -216,9 +216,12 @@ def _resume_thread(
                     "its review are "
                     "still pending; it resumes when the last one is decided",
                     style="yellow",
-                )
+                ),
+                soft_wrap=True,  # one line, whatever the width: scripts read it whole
             )
             return None
         state = resume_review(graph, owner=owner, thread_id=thread_id, decisions=decisions)
-        console.print(Text(f"resumed thread {terminal_text(thread_id)}", style="green"))
+        console.print(
+            Text(f"resumed thread {terminal_text(thread_id)}", style="green"), soft_wrap=True
+        )
         return [dict(r) for r in state.get("commit_results") or []]
