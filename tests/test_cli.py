@@ -337,3 +337,27 @@ def test_every_command_is_documented_in_readme() -> None:
     assert {"demo", "chat", "inbox", "inbox decide", "show", "export", "import"} <= set(commands)
     missing = [c for c in commands if f"memory-graph {c}" not in readme]
     assert not missing, f"README.md does not document: {missing}"
+
+
+def test_help_paragraphs_wrap_at_the_width_not_mid_sentence() -> None:
+    """A docstring's line breaks inside a paragraph never reach the help (issue 29 §5)."""
+    import typer.main
+
+    from memory_graph.cli import app
+    from memory_graph.cli.core import reflow
+
+    def walk(command: Any) -> list[Any]:
+        subs = list(getattr(command, "commands", {}).values())
+        return [command, *[c for sub in subs for c in walk(sub)]]
+
+    for command in walk(typer.main.get_command(app)):
+        for paragraph in (command.help or "").split("\n\n"):
+            lines = paragraph.splitlines()
+            assert all(line.startswith((" ", "-", "*")) for line in lines[1:]), (
+                command.name,
+                paragraph,
+            )
+    env_run = run(None, "inbox", "decide", "--help")
+    flat = " ".join(ok(env_run).split())
+    assert "is resumed through the out-of-band approval API once every proposal" in flat
+    assert reflow("a\nb\n\n- c\n- d") == "a b\n\n- c\n- d"

@@ -16,6 +16,7 @@
 
 # No ``from __future__ import annotations``: typer reads the annotations below at run time.
 
+import inspect
 import json
 import logging
 import os
@@ -219,10 +220,38 @@ def _late_globals() -> list[Any]:
     return params
 
 
+def reflow(text: str) -> str:
+    r"""Join each paragraph of a docstring into one line, so help wraps at the terminal's width.
+
+    Paragraphs are separated by blank lines; a line starting with ``-`` or ``*`` (a list item)
+    or indented (an example) keeps its own line.
+
+    >>> reflow("Approve one proposal.\n\nWhen it waits, the thread\nis resumed.\n- a\n- b")
+    'Approve one proposal.\n\nWhen it waits, the thread is resumed.\n- a\n- b'
+    """
+    paragraphs = []
+    for block in inspect.cleandoc(text).split("\n\n"):
+        lines: list[str] = []
+        for line in block.splitlines():
+            keep = line.startswith((" ", "-", "*")) or not lines
+            if keep or lines[-1].startswith(" "):
+                lines.append(line)
+            else:
+                lines[-1] = f"{lines[-1]} {line.strip()}"
+        paragraphs.append("\n".join(lines))
+    return "\n\n".join(paragraphs)
+
+
 class _Clean:
-    """Mixin: tidy help labels, and accept the global options after the command too."""
+    """Mixin: tidy help labels, reflowed help text, global options after the command too."""
 
     _mg_late: list[Any] | None = None
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        help_text = getattr(self, "help", None)
+        if isinstance(help_text, str) and help_text:
+            self.help = reflow(help_text)
 
     def get_params(self, ctx: Any) -> list[Any]:
         params: list[Any] = super().get_params(ctx)  # type: ignore[misc]
