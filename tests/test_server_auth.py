@@ -1,0 +1,234 @@
+"""The shipped ``langgraph.json`` with auth on, driven from outside by three SDK clients.
+
+One real ``langgraph dev`` serves the module (started once: a module-scoped fixture).
+Alice and Bob hold different development tokens (``MEMORY_GRAPH_DEV_TOKENS``); a third
+client sends none. Bob may not read, search, stream, resume, fork (``update_state`` /
+``copy``) or delete Alice's thread, nor list or read her store items: each is refused with
+a status and a message, and her thread is left exactly as it was. Alice's run, review and
+recall work; anonymous requests are refused.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import httpx
+import psycopg
+import pytest
+from _lgdev import headers, langgraph_dev, token_of
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+STREAM_MODES = ["values", "updates", "messages", "debug", "tasks", "checkpoints", "custom"]
+FIRST = "Call me Ada. I prefer short replies. I like green tea."
+
+
+@pytest.fixture(scope="module")
+def served(pg_server_dsn: str) -> Iterator[dict[str, Any]]:
+    """One ``langgraph dev`` for the module, on a database of its own."""
+    name = f"mg_test_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(pg_server_dsn, autocommit=True) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+    params = conninfo_to_dict(pg_server_dsn)
+    params["dbname"] = name
+    try:
+        with langgraph_dev(make_conninfo(**params)) as server:  # type: ignore[arg-type]
+            yield server
+    finally:
+        with psycopg.connect(pg_server_dsn, autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def _client(url: str, user: str | None, **extra: str) -> Any:
+    from langgraph_sdk import get_sync_client
+
+    return get_sync_client(url=url, headers={**headers(user and token_of(user)), **extra})
+
+
+@pytest.fixture(scope="module")
+def alice(served: dict[str, Any]) -> Any:
+    return _client(served["url"], "alice")
+
+
+@pytest.fixture(scope="module")
+def bob(served: dict[str, Any]) -> Any:
+    return _client(served["url"], "bob")
+
+
+def _interrupts(state: dict[str, Any]) -> list[dict[str, Any]]:
+    return [i for task in state["tasks"] for i in task.get("interrupts") or []]
+
+
+@pytest.fixture(scope="module")
+def review(alice: Any) -> dict[str, Any]:
+    """Alice's thread, waiting at its memory review."""
+    tid = alice.threads.create()["thread_id"]
+    alice.runs.wait(tid, "memory_agent", input={"messages": [{"role": "user", "content": FIRST}]})
+    state = alice.threads.get_state(tid)
+    (pending,) = _interrupts(state)
+    return {"thread_id": tid, "state": state, "interrupt": pending}
+
+
+def _refused(call: Callable[[], Any], *statuses: int) -> str:
+    """Run ``call``; it must fail with one of ``statuses`` and a message. Returns it."""
+    from langgraph_sdk.errors import APIStatusError
+
+    with pytest.raises((APIStatusError, httpx.HTTPStatusError)) as info:
+        call()
+    err = info.value
+    status = getattr(err, "status_code", None) or err.response.status_code  # type: ignore[union-attr]
+    assert status in statuses, (status, str(err))
+    try:
+        detail = err.response.json().get("detail")  # type: ignore[union-attr]
+    except (ValueError, httpx.ResponseNotRead):
+        detail = str(err)
+    assert isinstance(detail, str) and detail.strip(), err
+    return detail
+
+
+def test_langgraph_json_ships_the_auth_module() -> None:
+    from _lgdev import ROOT
+
+    spec = json.loads((ROOT / "langgraph.json").read_text())
+    assert spec["auth"] == {"path": "nodes.auth:auth", "disable_studio_auth": True}
+
+
+def test_anonymous_and_forged_requests_are_refused(served: dict[str, Any]) -> None:
+    url = served["url"]
+    for client in (
+        _client(url, None),
+        _client(url, None, Authorization="Bearer not-a-token"),
+        _client(url, None, Authorization="Basic ZGV2LXRva2VuLWFsaWNlLTAwMDE="),
+        _client(url, None, Authorization=f"Bearer {token_of('alice')}x"),
+        _client(url, None, **{"x-auth-scheme": "langsmith"}),  # Studio's built-in user
+    ):
+        detail = _refused(client.threads.create, 401, 403)
+        assert "AuthIdentityError" in detail
+        _refused(lambda c=client: c.threads.search(), 401, 403)
+        _refused(lambda c=client: c.assistants.search(), 401, 403)
+        _refused(lambda c=client: c.store.search_items(("memories", "alice")), 401, 403)
+        _refused(lambda c=client: c.store.list_namespaces(prefix=["memories"]), 401, 403)
+
+
+def test_bob_cannot_touch_alices_thread(alice: Any, bob: Any, review: dict[str, Any]) -> None:
+    tid = review["thread_id"]
+    before = alice.threads.get_state(tid)
+    message = "Thread with ID"
+    assert message in _refused(lambda: bob.threads.get(tid), 404)
+    assert message in _refused(lambda: bob.threads.get_state(tid), 404)
+    assert message in _refused(lambda: bob.threads.get_history(tid), 404)
+    assert message in _refused(lambda: bob.runs.list(tid), 404)
+    assert tid not in {t["thread_id"] for t in bob.threads.search(limit=100)}
+    assert tid not in {t["thread_id"] for t in bob.threads.search(metadata={"owner": "alice"})}
+    # Stream (every mode) and resume: refused before any chunk.
+    chunks: list[Any] = []
+
+    def stream(**kw: Any) -> None:
+        for chunk in bob.runs.stream(tid, "memory_agent", stream_mode=STREAM_MODES, **kw):
+            chunks.append(chunk)
+
+    bobby = {"messages": [{"role": "user", "content": "Call me Bobby"}]}
+    _refused(lambda: stream(input=bobby), 404)
+    _refused(lambda: stream(command={"resume": {"decisions": []}}), 404)
+    assert chunks == []
+    resume = {"resume": {review["interrupt"]["id"]: {"decisions": []}}}
+    detail = _refused(lambda: bob.runs.create(tid, "memory_agent", command=resume), 404)
+    assert "not found" in detail
+    _refused(lambda: bob.runs.wait(tid, "memory_agent", command=resume), 404)
+    run_id = alice.runs.list(tid)[0]["run_id"]
+    _refused(lambda: bob.runs.get(tid, run_id), 404)
+    for joined in (bob.runs.join_stream(tid, run_id), bob.threads.join_stream(tid)):
+        parts = list(joined)  # a stream join reports its refusal as its only event
+        assert [(p.event, p.data.get("message")) for p in parts] == [
+            ("error", "404: Thread not found")
+        ], parts
+    _refused(lambda: bob.runs.cancel(tid, run_id), 404)
+    # Fork and delete. langgraph-api answers a copy it cannot find with 409 "Conflict".
+    fork = {"messages": [{"role": "user", "content": "Call me Bobby"}]}
+    assert message in _refused(lambda: bob.threads.update_state(tid, fork), 404)
+    _refused(lambda: bob.threads.copy(tid), 404, 409)
+    assert message in _refused(lambda: bob.threads.delete(tid), 404)
+    _refused(lambda: bob.threads.update(tid, metadata={"owner": "bob"}), 404)
+    _refused(
+        lambda: bob.crons.create_for_thread(tid, "memory_agent", schedule="0 0 * * *"), 404, 403
+    )
+    # Her thread is exactly as it was, and her review still waits.
+    after = alice.threads.get_state(tid)
+    assert after["checkpoint"] == before["checkpoint"]
+    assert after["values"] == before["values"]
+    assert _interrupts(after) == _interrupts(before)
+    assert "Bobby" not in json.dumps(after)
+    assert alice.threads.get(tid)["metadata"]["owner"] == "alice"
+
+
+def test_a_run_naming_another_user_is_refused(alice: Any, bob: Any) -> None:
+    tid = bob.threads.create()["thread_id"]
+    say = {"messages": [{"role": "user", "content": "Call me Bobby"}]}
+    for spoof in (
+        {"context": {"user_id": "alice"}},
+        {"context": {"user_id": "ALICE "}},
+        {"context": {"user_id": "\u0430lice"}},  # Cyrillic a
+        {"config": {"configurable": {"user_id": "alice"}}},
+        {"context": {"user_id": ["alice"]}},
+    ):
+        detail = _refused(lambda s=spoof: bob.runs.create(tid, "memory_agent", input=say, **s), 403)
+        assert detail.startswith("AuthIdentityError:"), detail
+        assert "alice" not in detail.lower()
+    # Nothing of Bob's reached the thread; his own name still works.
+    assert not (bob.threads.get_state(tid)["values"] or {}).get("messages")
+    out = bob.runs.wait(tid, "memory_agent", input=say, context={"user_id": " Bob "})
+    assert out["messages"][0]["content"] == "Call me Bobby"
+
+
+def test_metadata_cannot_forge_an_owner(alice: Any, bob: Any) -> None:
+    forged = bob.threads.create(metadata={"owner": "alice", "note": "x"})
+    assert forged["metadata"]["owner"] == "bob"
+    bob.threads.update(forged["thread_id"], metadata={"owner": "alice"})
+    assert bob.threads.get(forged["thread_id"])["metadata"]["owner"] == "bob"
+    assert forged["thread_id"] not in {t["thread_id"] for t in alice.threads.search(limit=100)}
+    _refused(lambda: alice.threads.get(forged["thread_id"]), 404)
+
+
+def test_store_is_scoped_to_the_signed_in_user(alice: Any, bob: Any) -> None:
+    for ns in (("memories", "alice"), ("memories", "ALICE"), ("memories",), ("other", "bob")):
+        detail = _refused(lambda n=ns: bob.store.search_items(n, query="tea"), 403)
+        assert detail.startswith("ScopeError:"), detail
+        _refused(lambda n=ns: bob.store.get_item(n, "k"), 403)
+        _refused(lambda n=ns: bob.store.put_item(n, "k", {"content": "Alice likes coffee"}), 403)
+        _refused(lambda n=ns: bob.store.delete_item(n, "k"), 403)
+    for prefix in (["memories"], None, ["memories", "alice"], []):
+        _refused(lambda p=prefix: bob.store.list_namespaces(prefix=p), 403)
+    assert bob.store.search_items(("memories", "bob"))["items"] == []
+    assert bob.store.list_namespaces(prefix=["memories", "bob"])["namespaces"] == []
+
+
+def test_alice_reviews_and_recalls(alice: Any, bob: Any, review: dict[str, Any]) -> None:
+    # Run after Bob's attempts (pytest keeps file order): her review is still resumable.
+    tid, pending = review["thread_id"], review["interrupt"]
+    decisions = [
+        {"type": "approve", "proposal_id": a["proposal_id"]}
+        for a in pending["value"]["action_requests"]
+    ]
+    out = alice.runs.wait(
+        tid, "memory_agent", command={"resume": {pending["id"]: {"decisions": decisions}}}
+    )
+    assert {r["status"] for r in out["commit_results"]} == {"approved"}, out
+    assert alice.threads.get(tid)["status"] == "idle"
+    fresh = alice.threads.create()["thread_id"]
+    again = alice.runs.wait(
+        fresh, "memory_agent", input={"messages": [{"role": "user", "content": "hello"}]}
+    )
+    assert "Ada" in again["user_context"]
+    items = alice.store.search_items(("memories", "alice"), query="green tea")["items"]
+    assert any("green tea" in i["value"]["content"] for i in items), items
+    assert alice.store.list_namespaces(prefix=["memories", "alice"])["namespaces"]
+    # Bob sees nothing of it, through his runs or the store.
+    theirs = bob.runs.wait(
+        bob.threads.create()["thread_id"],
+        "memory_agent",
+        input={"messages": [{"role": "user", "content": "hello"}]},
+    )
+    assert "Ada" not in json.dumps(theirs) and "green tea" not in json.dumps(theirs)
+    _refused(lambda: bob.store.search_items(("memories", "alice"), query="tea"), 403)
