@@ -10,6 +10,7 @@ recall work; anonymous requests are refused.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import uuid
 from collections.abc import Callable, Iterator
@@ -19,10 +20,28 @@ import httpx
 import psycopg
 import pytest
 from _lgdev import headers, langgraph_dev, token_of
+from langgraph_sdk import Auth
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+from memory_graph import (
+    AuthIdentityError,
+    ConfigurationError,
+    IdentityMissingError,
+    ScopeError,
+    StorageUnavailableError,
+    ThreadOwnerError,
+)
+from nodes.auth import (
+    DEV_TOKENS_ENV,
+    VERIFIER_ENV,
+    dev_token_verifier,
+    make_auth,
+    verifier_from_env,
+)
 
 STREAM_MODES = ["values", "updates", "messages", "debug", "tasks", "checkpoints", "custom"]
 FIRST = "Call me Ada. I prefer short replies. I like green tea."
+_LOCAL = {"LANGSMITH_LANGGRAPH_API_VARIANT": "local_dev"}
 
 
 @pytest.fixture(scope="module")
@@ -232,3 +251,99 @@ def test_alice_reviews_and_recalls(alice: Any, bob: Any, review: dict[str, Any])
     )
     assert "Ada" not in json.dumps(theirs) and "green tea" not in json.dumps(theirs)
     _refused(lambda: bob.store.search_items(("memories", "alice"), query="tea"), 403)
+
+
+# --- without a server: the error serializer and the verifier plumbing ------------------------
+
+
+@pytest.mark.parametrize(
+    "exc",
+    [
+        ThreadOwnerError("thread 't1' belongs to another principal: start a new thread"),
+        AuthIdentityError("the user_id in the runtime context is not the authenticated user"),
+        IdentityMissingError("no user_id in the runtime context or config['configurable']"),
+        ScopeError("namespace outside the owner's identities"),
+    ],
+)
+def test_refusals_keep_class_and_message_through_the_servers_serializer(exc: Exception) -> None:
+    from langgraph_api.serde import json_dumpb
+
+    assert json.loads(json_dumpb(exc)) == {"error": type(exc).__name__, "message": str(exc)}
+
+
+def test_internal_errors_stay_hidden_from_clients() -> None:
+    from langgraph_api.serde import json_dumpb
+
+    exc = StorageUnavailableError("cannot reach postgresql://user:secret@db/mem")
+    assert "secret" not in json_dumpb(exc).decode()
+
+
+@pytest.mark.parametrize(
+    ("env", "match"),
+    [
+        ({DEV_TOKENS_ENV: '{"dev-token-0001": "alice"}'}, "langgraph dev` only"),
+        ({DEV_TOKENS_ENV: "tokens", **_LOCAL}, "not JSON"),
+        ({DEV_TOKENS_ENV: '["dev-token-0001"]', **_LOCAL}, "JSON object"),
+        ({DEV_TOKENS_ENV: '{"short": "alice"}', **_LOCAL}, "8\\+ chars"),
+        ({DEV_TOKENS_ENV: '{"dev-token-0001": {"name": "a"}}', **_LOCAL}, "'identity'"),
+        ({DEV_TOKENS_ENV: '{"dev-token-0001": "al\\u0000ice"}', **_LOCAL}, "invalid"),
+        (
+            {DEV_TOKENS_ENV: '{"dev-token-0001": {"identity": "a", "agents": "x"}}', **_LOCAL},
+            "list",
+        ),
+        ({VERIFIER_ENV: "no_such_module_mg:verify"}, "no_such_module_mg"),
+        ({VERIFIER_ENV: "json"}, "module:callable"),
+        ({VERIFIER_ENV: "json:__name__"}, "module:callable"),
+    ],
+)
+def test_a_misconfigured_verifier_stops_the_server(env: dict[str, str], match: str) -> None:
+    with pytest.raises(ConfigurationError, match=match):
+        verifier_from_env(env)
+
+
+def _authenticate(auth: Any, authorization: str | None) -> Any:
+    handler = auth._authenticate_handler  # what langgraph-api calls on every request
+    return asyncio.run(handler(authorization=authorization))
+
+
+def test_no_verifier_refuses_every_request_and_says_what_to_set() -> None:
+    auth = make_auth(verifier_from_env({}))
+    with pytest.raises(Auth.exceptions.HTTPException) as info:
+        _authenticate(auth, "Bearer anything-at-all")
+    assert info.value.status_code == 401
+    assert VERIFIER_ENV in str(info.value.detail) and DEV_TOKENS_ENV in str(info.value.detail)
+
+
+def test_a_production_verifier_plugs_in() -> None:
+    seen: list[str] = []
+
+    async def verify(token: str) -> dict[str, Any] | None:
+        seen.append(token)
+        return {"identity": "alice", "agents": ["coder"]} if token == "jwt-ok" else None
+
+    auth = make_auth(verify)
+    user = _authenticate(auth, "bearer  jwt-ok ")
+    assert (user["identity"], user["agents"], user["is_authenticated"]) == (
+        "alice",
+        ["coder"],
+        True,
+    )
+    for bad in (None, "", "Bearer", "Bearer jwt-bad", "Token jwt-ok", "jwt-ok"):
+        with pytest.raises(Auth.exceptions.HTTPException) as info:
+            _authenticate(auth, bad)
+        assert info.value.status_code == 401 and info.value.detail.startswith("AuthIdentityError")
+    assert seen == ["jwt-ok", "jwt-bad"]
+
+    def lying(token: str) -> Any:  # a sync verifier returning a malformed user
+        return {"identity": "x" * 600}
+
+    with pytest.raises(Auth.exceptions.HTTPException, match="identity is invalid"):
+        _authenticate(make_auth(lying), "Bearer t")
+    assert _authenticate(make_auth(lambda t: "bob"), "Bearer t")["identity"] == "bob"
+
+
+def test_dev_tokens_compare_whole_tokens() -> None:
+    verify = dev_token_verifier({"dev-token-alice-0001": "alice"})
+    assert verify("dev-token-alice-0001") == "alice"
+    for near in ("dev-token-alice-000", "dev-token-alice-00011", "DEV-TOKEN-ALICE-0001", "\udc80"):
+        assert verify(near) is None
