@@ -12,6 +12,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import subprocess
+import sys
 import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -27,6 +30,8 @@ from memory_graph import (
     AuthIdentityError,
     ConfigurationError,
     IdentityMissingError,
+    MemoryStore,
+    Owner,
     ScopeError,
     StorageUnavailableError,
     ThreadOwnerError,
@@ -53,8 +58,9 @@ def served(pg_server_dsn: str) -> Iterator[dict[str, Any]]:
     params = conninfo_to_dict(pg_server_dsn)
     params["dbname"] = name
     try:
-        with langgraph_dev(make_conninfo(**params)) as server:  # type: ignore[arg-type]
-            yield server
+        dsn = make_conninfo(**params)  # type: ignore[arg-type]
+        with langgraph_dev(dsn) as server:
+            yield {**server, "dsn": dsn}
     finally:
         with psycopg.connect(pg_server_dsn, autocommit=True) as admin:
             admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
@@ -221,6 +227,33 @@ def test_store_is_scoped_to_the_signed_in_user(alice: Any, bob: Any) -> None:
         _refused(lambda p=prefix: bob.store.list_namespaces(prefix=p), 403)
     assert bob.store.search_items(("memories", "bob"))["items"] == []
     assert bob.store.list_namespaces(prefix=["memories", "bob"])["namespaces"] == []
+
+
+def test_the_inbox_refuses_a_review_the_server_runs(
+    served: dict[str, Any], alice: Any, review: dict[str, Any]
+) -> None:
+    # Decided out of band, the server's thread would stay "interrupted": refused, with the
+    # SDK path named; nothing is decided and the review still waits (resumed just below).
+    tid = review["thread_id"]
+    pid = review["interrupt"]["value"]["action_requests"][0]["proposal_id"]
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "MEMORY_GRAPH"))}
+    done = subprocess.run(
+        [sys.executable, "-m", "memory_graph.cli", "--dsn", served["dsn"], "inbox", "decide"]
+        + [pid, "--user", "alice", "--approve"],
+        capture_output=True,
+        text=True,
+        env={**env, "COLUMNS": "400"},
+        timeout=120,
+        check=False,
+    )
+    out = done.stdout + done.stderr
+    assert done.returncode == 2, out
+    assert "Traceback" not in out
+    assert "LangGraph Server" in out and "client.runs.wait" in out and "nothing was decided" in out
+    assert alice.threads.get(tid)["status"] == "interrupted"
+    assert _interrupts(alice.threads.get_state(tid)) == [review["interrupt"]]
+    with MemoryStore.open(served["dsn"]) as store:
+        assert store.get_proposal(Owner("alice"), pid).status == "pending"
 
 
 def test_alice_reviews_and_recalls(alice: Any, bob: Any, review: dict[str, Any]) -> None:
