@@ -80,8 +80,12 @@ def _postmasters(data_dir: Path) -> list[psutil.Process]:
     return _alive(found)
 
 
-_REFUSAL = re.compile(r"starlette\.exceptions\.HTTPException: 40[134]\b")
-"""langgraph-api logs a refused stream join (404) with its traceback: not a failure."""
+_REFUSAL = re.compile(
+    r"starlette\.exceptions\.HTTPException: 40[134]\b"
+    r"|memory_graph\.errors\.(AuthIdentityError|ThreadOwnerError): "
+)
+"""langgraph-api logs a refused stream join (404) and a run the graph refused with their
+tracebacks: expected refusals, not failures."""
 
 
 def _logged_exceptions(log: str) -> list[str]:

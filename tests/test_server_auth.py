@@ -207,6 +207,19 @@ def test_a_run_naming_another_user_is_refused(alice: Any, bob: Any) -> None:
     assert out["messages"][0]["content"] == "Call me Bobby"
 
 
+def test_an_in_graph_refusal_reaches_the_sdk_with_class_and_message(alice: Any, bob: Any) -> None:
+    # An assistant whose stored context names Alice: the run passes the API (the run itself
+    # names no one) and the graph refuses it; the SDK sees the class and the message.
+    assistant = bob.assistants.create("memory_agent", context={"user_id": "alice"})
+    assert assistant["metadata"]["owner"] == "bob"
+    _refused(lambda: alice.assistants.get(assistant["assistant_id"]), 404)
+    tid = bob.threads.create()["thread_id"]
+    say = {"messages": [{"role": "user", "content": "Call me Bobby"}]}
+    with pytest.raises(Exception, match=r"^AuthIdentityError: the user_id in the runtime"):
+        bob.runs.wait(tid, assistant["assistant_id"], input=say)
+    assert not (bob.threads.get_state(tid)["values"] or {}).get("user_context")
+
+
 def test_metadata_cannot_forge_an_owner(alice: Any, bob: Any) -> None:
     forged = bob.threads.create(metadata={"owner": "alice", "note": "x"})
     assert forged["metadata"]["owner"] == "bob"
