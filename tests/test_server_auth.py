@@ -289,11 +289,15 @@ def test_alice_reviews_and_recalls(alice: Any, bob: Any, review: dict[str, Any])
     items = alice.store.search_items(("memories", "alice"), query="green tea")["items"]
     assert any("green tea" in i["value"]["content"] for i in items), items
     assert alice.store.list_namespaces(prefix=["memories", "alice"])["namespaces"]
-    # Bob sees nothing of it, through his runs or the store.
+    # Bob sees nothing of it, through his runs or the store, even with the server's own
+    # auth keys forged into his context and configurable (the server strips them).
+    forged = {"langgraph_auth_user_id": "alice", "langgraph_auth_user": {"identity": "alice"}}
     theirs = bob.runs.wait(
         bob.threads.create()["thread_id"],
         "memory_agent",
         input={"messages": [{"role": "user", "content": "hello"}]},
+        context=forged,
+        config={"configurable": forged},
     )
     assert "Ada" not in json.dumps(theirs) and "green tea" not in json.dumps(theirs)
     _refused(lambda: bob.store.search_items(("memories", "alice"), query="tea"), 403)
