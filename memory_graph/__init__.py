@@ -11,6 +11,7 @@ from __future__ import annotations
 from importlib.metadata import PackageNotFoundError, version
 
 from .errors import (
+    AuthIdentityError,
     ConfigurationError,
     ConflictError,
     IdempotencyConflictError,
@@ -69,6 +70,7 @@ except PackageNotFoundError:  # a source tree that was never installed
 __all__ = [
     "ApprovalPolicy",
     "AsyncMemoryStore",
+    "AuthIdentityError",
     "Claim",
     "Clock",
     "CommitResult",

@@ -11,15 +11,17 @@ Expected outcomes are data, not exceptions: a guard verdict, a human "reject", a
 
     MemoryGraphError
     ├── ConfigurationError            bad or missing configuration (DSN, setup() not run, limits)
-    │   └── IdentityMissingError      no owner in runtime context / configurable (fail closed)
+    │   └── IdentityMissingError (ValueError)  no owner in runtime context / configurable
     ├── ValidationError (ValueError)  bad input: names the field and the fix
     │   ├── UnknownFieldError         a profile field outside the configured schema
     │   ├── LimitExceededError        a size / count limit (bytes, capacity, import size)
     │   └── ResumeError               a malformed, stale or foreign approval resume
     │       ├── UnknownThreadError        resuming a thread that has no checkpoint
     │       └── NoPendingReviewError      the thread has no pending memory review
-    ├── ScopeError                    a read or write outside the owner's four identities
-    │   └── ThreadOwnerError          a LangGraph thread started by another principal
+    ├── ScopeError (ValueError)       a read or write outside the owner's four identities
+    │   ├── ThreadOwnerError          a LangGraph thread started by another principal
+    │   └── AuthIdentityError         a run whose user_id / workspace / agent the
+    │                                 authenticated user may not use
     ├── NotFoundError                 a record / proposal that does not exist for this owner
     ├── ConflictError                 compare-and-set lost, or the same key with another payload
     │   └── IdempotencyConflictError  same idempotency key, different payload
@@ -31,6 +33,7 @@ Expected outcomes are data, not exceptions: a guard verdict, a human "reject", a
 from __future__ import annotations
 
 __all__ = [
+    "AuthIdentityError",
     "ConfigurationError",
     "ConflictError",
     "IdempotencyConflictError",
@@ -59,7 +62,7 @@ class ConfigurationError(MemoryGraphError):
     """The package is configured wrongly, e.g. ``setup()`` was not run or a DSN is invalid."""
 
 
-class IdentityMissingError(ConfigurationError):
+class IdentityMissingError(ConfigurationError, ValueError):
     """No owner (``user_id``) was found in the trusted runtime context.
 
     Nodes fail closed: nothing is read or written, and no shared scope is used instead.
@@ -90,8 +93,14 @@ class NoPendingReviewError(ResumeError):
     """The thread exists but has no pending memory review (finished, or decided elsewhere)."""
 
 
-class ScopeError(MemoryGraphError):
-    """A read or write addressed data outside the owner's four visible identities."""
+class ScopeError(MemoryGraphError, ValueError):
+    """A read or write addressed data outside the owner's four visible identities.
+
+    It is a ``ValueError`` (as is :class:`IdentityMissingError`) because LangGraph Server
+    sends an exception's message to the client only for builtin classes such as
+    ``ValueError``; other classes arrive as "An internal error occurred". The messages
+    never name another principal.
+    """
 
 
 class ThreadOwnerError(ScopeError):
@@ -99,6 +108,17 @@ class ThreadOwnerError(ScopeError):
 
     Invoking, streaming, resuming or reading the review of a thread is allowed only for the
     principal recorded by its first turn. The message never names the other principal.
+    """
+
+
+class AuthIdentityError(ScopeError):
+    """The run carries an authenticated user, and asks to act as someone else.
+
+    On LangGraph Server with an ``auth`` handler, ``config["configurable"]`` carries
+    ``langgraph_auth_user`` / ``langgraph_auth_user_id``; that user is the run's owner. A
+    ``user_id`` in the context or ``configurable`` that does not fold to the same id, a
+    ``workspace`` or ``agent`` outside the user's ``workspaces`` / ``agents`` lists, or a
+    malformed authenticated user is refused with this error before anything is read.
     """
 
 

@@ -1,11 +1,12 @@
 """What ``langgraph.json`` serves: the graph factory, the store and the checkpointer.
 
 ``langgraph dev`` (and LangGraph Server) load these by dotted path from the repository
-root::
+root, with the auth module :mod:`nodes.auth` beside them::
 
     "graphs":       {"memory_agent": "nodes._server:make_graph"}
     "store":        {"path": "nodes._server.governed_store"}
     "checkpointer": {"path": "nodes._server.checkpointer"}
+    "auth":         {"path": "nodes.auth:auth", "disable_studio_auth": true}
 
 so threads, checkpoints and memory live in one PostgreSQL database: ``$MEMORY_GRAPH_DSN``,
 or the embedded server when it is unset. The server runs these inside its event loop and
@@ -15,8 +16,14 @@ nodes read the memory through ``runtime.store`` (a :class:`~nodes.GovernedStore`
 model answers *and* extracts (``ChatOpenAI`` when ``OPENAI_API_KEY`` is set, see
 :func:`~nodes.chat_model_from_env`; the offline model and pattern extractor otherwise).
 When the server stops, the store's exit closes the pool and releases the embedded server,
-which stops once no other process uses it. Invoke with ``context={"user_id": ...}`` (or
-``configurable.user_id``) and pass it again on every resume.
+which stops once no other process uses it.
+
+Who a run acts for: with the shipped auth, the signed-in user (the server puts it in
+``configurable["langgraph_auth_user"]``, :func:`~nodes.resolve_owner` reads it; a
+``user_id`` in ``context`` may be left out and must not name anyone else), with
+``workspace`` / ``agent`` from ``context``, passed again on every resume. Without an
+``auth`` entry the server trusts the client: the owner is whatever ``context={"user_id":
+...}`` (or ``configurable.user_id``) says, and ``client.store`` reads any namespace.
 """
 
 from __future__ import annotations

@@ -12,6 +12,7 @@ from memory_graph import AsyncMemoryStore, MemoryStore
 EXPECTED = [
     "ApprovalPolicy",
     "AsyncMemoryStore",
+    "AuthIdentityError",
     "Claim",
     "Clock",
     "CommitResult",

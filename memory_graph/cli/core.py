@@ -251,7 +251,7 @@ class _Clean:
         super().__init__(*args, **kwargs)
         help_text = getattr(self, "help", None)
         if isinstance(help_text, str) and help_text:
-            self.help = reflow(help_text)
+            setattr(self, "help", reflow(help_text))  # noqa: B010 - the mixin declares no help
 
     def get_params(self, ctx: Any) -> list[Any]:
         params: list[Any] = super().get_params(ctx)  # type: ignore[misc]

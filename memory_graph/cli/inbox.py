@@ -13,6 +13,11 @@ proposal at once. Deciding one proposal from the inbox therefore works like this
 - no graph thread waits for it (an import, a finished or unknown thread, or a thread of another
   principal named by imported provenance): ``store.decide``.
 
+A review waiting in a thread that LangGraph Server runs (``langgraph dev``, the Agent
+Server) is **refused** (``ResumeError``, nothing decided): resumed here, the server's own
+record would keep the thread ``interrupted``. Decide it through the server with
+``langgraph-sdk`` (README, deployment section).
+
 Resuming never starts a graph from ``START``: ``nodes.resume_review`` refuses unknown and
 finished threads. An edit is validated and guarded *before* the thread is resumed, so a
 refused edit leaves the whole review pending (the command fails, nothing is decided).
@@ -33,7 +38,7 @@ from rich.console import Console
 from rich.text import Text
 
 from .. import validate as v
-from ..errors import ThreadOwnerError, ValidationError
+from ..errors import ResumeError, ThreadOwnerError, ValidationError
 from ..identity import Owner
 from ..safetext import terminal_text
 from ..types import CommitResult, Proposal
@@ -159,6 +164,26 @@ def decide_one(
     return Outcome(results, _refusal(proposal.id, decision, results))
 
 
+_SERVED_MARKERS = ("langgraph_api_version", "langgraph_host", "langgraph_api_url")
+"""Checkpoint metadata keys LangGraph Server (``langgraph dev``, Agent Server) writes."""
+
+
+def _refuse_served(graph: Any, thread_id: str, proposal_id: str) -> None:
+    """Refuse a review waiting in a thread LangGraph Server runs (decided here, the server
+    would keep showing the thread ``interrupted``): it is resumed through the server."""
+    metadata = graph.get_state({"configurable": {"thread_id": thread_id}}).metadata or {}
+    if not any(key in metadata for key in _SERVED_MARKERS):
+        return
+    url = metadata.get("langgraph_api_url")
+    where = f" at {terminal_text(str(url))}" if isinstance(url, str) and url else ""
+    raise ResumeError(
+        f"proposal {terminal_text(proposal_id)} waits in thread {terminal_text(thread_id)}, "
+        f"which LangGraph Server{where} runs: decide it through the server (langgraph-sdk: "
+        "client.runs.wait(thread_id, assistant_id, command={'resume': {interrupt_id: "
+        "{'decisions': [...]}}}), see the README's deployment section); nothing was decided"
+    )
+
+
 def _resume_thread(
     console: Console,
     store: MemoryStore,
@@ -194,6 +219,7 @@ def _resume_thread(
         ids = [r["proposal_id"] for r in request["action_requests"]]
         if proposal_id not in ids:
             return None
+        _refuse_served(graph, thread_id, proposal_id)
         decisions: list[dict[str, Any]] = []
         waiting: list[str] = []
         for pid in ids:
