@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import os
 from typing import Any
 
 import pytest
@@ -111,7 +110,7 @@ def test_plaintext_threads_stay_readable_after_enabling(pg_dsn: str, monkeypatch
     "bad",
     [
         "short",
-        base64.b64encode(os.urandom(20)).decode(),  # 20 bytes: not an AES key size
+        base64.b64encode(bytes(range(20))).decode(),  # 20 bytes: not an AES key size
         "z" * 31,  # not hex, not valid base64
         "a" * 40 + "==",  # base64 of 30 bytes
         b"0123456789",
