@@ -1,0 +1,438 @@
+"""Clauses: a quote widened to its whole sentence, read clause by clause (issue 26 §1). Pure.
+
+A verbatim quote proves that the user said *these words*, not what they meant by them: a
+substring cuts a negation off (``eat meat`` of "I don't eat meat"), a mid-word quote turns
+"dislike" into ``like``. So every quote is widened to the whole sentence (or sentences) of
+the human message it sits in (:func:`widen`), and the content must be faithful to that text
+(:func:`faithful`; a keyed value: :func:`faithful_value`):
+
+1. **Sentences** end at ``. ! ? ; 。！？；`` and line breaks (a ``.`` only before white space,
+   and not after ``Dr``/``Mr``/...): the split the offline extractor quotes. **Clauses** are
+   cut at ``, ， 、 : ：`` brackets, quotes and dashes, and before ``but``, ``however``,
+   ``though``, ``whereas``, ``and I``/``and my``, ``但``, ``可是``, ``不过``, ``而是``.
+2. **Items.** A clause is tokenised as the support rule does (contractions expanded, NFKC,
+   lower case, one CJK character a term, Latin words Snowball-stemmed); subject words,
+   function words and acknowledgements are dropped, prepositions kept. An item is a
+   negation (``not``, ``never``, ``without``, ``不``, ``没``, ``别`` ... but not in ``never
+   mind``, ``no problem``, ``没问题``, ``非常`` or an ``A不A`` choice), a number, a marker of
+   modality or time (``want``, ``might``, ``will``, ``used to``, ``was``, ``想``, ``要``,
+   ``会``, ``以前``, ``曾经`` ...) or a plain term. A Latin term keeps whether it is a past
+   form (``lived`` is not ``lives``) and its inflection base, so two words only match when
+   they differ by an inflection (``animation`` does not match ``animals``, though both stem
+   to ``anim``).
+3. **Faithful** when the content's items occur in the text *in the same order* (so a role,
+   a preposition or a number cannot change place: "my boss hired me" does not give "User
+   hired their boss") and, for that occurrence:
+
+   - **negation**: the content is negated exactly when one of the matched words stands
+     after a negation of its own clause. A negation governs the rest of its clause only, so
+     "No, I prefer tea", "I use vim, not emacs" and "没问题，我喜欢喝茶" restate faithfully;
+   - **modality and time**: a marker standing before a matched word of its clause is matched
+     too ("I want to learn Rust" is not "User learns Rust");
+   - **numbers**: a number between the first and last matched word, or just before the
+     first, is matched too;
+   - **mood**: no matched word sits in a question (a clause ending a ``?`` sentence or in
+     ``吗``, an inverted ``do I``/``am I``/``should I``, an ``A不A`` choice), a request
+     (``can you``, ``please``, ``请``, ``能不能`` ...) excepted.
+
+   A retraction's text names what the quote withdraws, so only order and mood apply to it.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from functools import lru_cache
+
+from ..recall.tokenize import is_cjk
+from ._lexicon import FREE, SUBJECT_PHRASE, prepare, stem
+
+__all__ = ["ABBREVIATION", "SPLIT", "faithful", "faithful_value", "fold", "widen"]
+
+SPLIT = re.compile(r"(?<=[!?。！？;；\n])|(?<=\.)(?=\s)")
+"""Where a sentence may end (the offline extractor quotes these sentences)."""
+ABBREVIATION = re.compile(r"\b(?:Dr|Mr|Mrs|Ms|Prof|St|Jr|Sr|Mx)\.$")
+"""A ``.`` after these does not end a sentence."""
+
+_CLAUSE_CUT = re.compile(
+    r"[,，、:：()（）\[\]【】\"“”「」]|\s[-–—]+\s|—+|"
+    r"\s(?=(?:but|however|though|although|whereas|except|instead)\b)|"
+    r"\s(?=and\s+(?:i|my|we|our)\b)|"
+    r"(?=但是|可是|然而|而是|不过)|(?<![不])(?=但)",
+    re.IGNORECASE,
+)
+_REQUEST = re.compile(
+    r"^\W*(?:(?:and|but|so|also|ok|okay|hey|hi|oh)\W+)*"
+    r"(?:(?:can|could|would|will)\s+(?:you|u)\b|please\b|would you mind\b|"
+    r"请|可以|能不能|能否|可不可以|麻烦|帮我|你能|你可以|您能|您可以)",
+    re.IGNORECASE,
+)
+_INVERTED = re.compile(
+    r"^\W*(?:do|does|did|am|is|are|was|were|can|could|should|shall|will|would|have|has|"
+    r"may|might|must)\s+(?:i|my|we|our)\b",
+    re.IGNORECASE,
+)
+_ZH_QUESTION_END = re.compile(r"吗\W*$")
+_CHOICE = re.compile(r"([\u4e00-\u9fff])[不没]\1")
+# Spans whose negation characters do not negate ("very", "no problem", "never mind", "A不A").
+_NOT_NEGATION = re.compile(
+    r"非常|特别|不错|没错|不客气|不过|差不多|没问题|没关系|不管|无论|([\u4e00-\u9fff])[不没]\1|"
+    r"\bnever mind\b|\bno (?:problem|worries|doubt)\b|\bnot only\b"
+)
+_ZH_MARK = re.compile(
+    r"想(?![法象念起])|(?<![重需主只必])要(?![求是么点素])|需要|"
+    r"(?<![开机社约聚体误学])会(?![议话员计场所谈])|(?<![可功性技智才本])能(?![力源量])|"
+    r"可以|可能|应该|应当|必须|打算|希望|愿意|也许|或许|大概|将要|将会|准备|"
+    r"以前|之前|曾经|过去|原来|从前|去年|前年|昨天|当年|将来|明年|明天"
+)
+_ZH_NUMBER = frozenset("零〇两二三四五六七八九十百千万亿")
+_NOT_ZH_NUMBER = re.compile(r"十分|千万|万一|三心二意")
+_ZH_NEGATION = frozenset("不没别無无非未勿莫")
+_EN_NEGATION = frozenset(
+    "not no never none nothing nobody neither nor without cannot nowhere".split()
+)
+_EN_MARK = frozenset(
+    "can could may might must shall should will would want wants wanted need needs needed "
+    "ought wish wished hope hoped plan plans planned maybe perhaps probably possibly "
+    "was were had did formerly previously yesterday tomorrow".split()
+)
+_EN_NUMBER = frozenset(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
+    "fifteen sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy "
+    "eighty ninety hundred thousand million billion dozen half twice".split()
+)
+_PREPOSITION = frozenset(
+    "to of in on at for with by from into onto about over under before after since until "
+    "during between against through toward towards via per than".split()
+)
+_WORD = re.compile(r"[\w\-]+")
+_INFLECTIONS = (("ies", "y"), ("ied", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("s", ""))
+
+TERM, NEGATION, NUMBER, MARK = "term", "negation", "number", "mark"
+
+
+def fold(text: str) -> str:
+    """NFKC-normalise ``text`` and fold every whitespace run into one space.
+
+    >>> fold("call\\u00a0me   Ｓａｍ ")
+    'call me Sam'
+    """
+    return " ".join(unicodedata.normalize("NFKC", text).split())
+
+
+# --------------------------------------------------------------------------- widening
+
+
+def _sentence_spans(text: str) -> list[tuple[int, int]]:
+    spans: list[tuple[int, int]] = []
+    start = 0
+    for cut in sorted({m.start() for m in SPLIT.finditer(text)} | {len(text)}):
+        if cut <= start:
+            continue
+        if cut < len(text) and ABBREVIATION.search(text[start:cut].rstrip()):
+            continue  # "Dr. Lee" is one sentence
+        spans.append((start, cut))
+        start = cut
+    return spans
+
+
+def widen(text: str, quote: str) -> list[str]:
+    """The whole sentence(s) of ``text`` around each place ``quote`` stands in it.
+
+    Both are compared folded (:func:`fold`); a line break ends a sentence. Each result is
+    the user's own characters (NFKC is used to find it, not to store it: ``，`` stays
+    ``，``) with white space folded, without repeats, in the order of the text.
+
+    Args:
+        text: a human message's text.
+        quote: a candidate's quote of it.
+
+    Returns:
+        The widened quotes; empty when ``quote`` is blank or not in ``text``.
+
+    >>> widen("Hi! I don't eat meat, sorry. Bye", "eat meat")
+    ["I don't eat meat, sorry."]
+    >>> widen("I dislike cats", "like cats")
+    ['I dislike cats']
+    >>> widen("好的。没问题，我喜欢喝茶。", "喜欢")
+    ['没问题，我喜欢喝茶。']
+    """
+    needle = fold(quote)
+    if not needle:
+        return []
+    raw = "\n".join(" ".join(line.split()) for line in text.splitlines())
+    body = "\n".join(fold(line) for line in unicodedata.normalize("NFKC", text).splitlines())
+    spans, raw_spans = _sentence_spans(body), _sentence_spans(raw)
+    same = len(spans) == len(raw_spans) and all(
+        fold(raw[a:b]) == fold(body[c:d]) for (a, b), (c, d) in zip(raw_spans, spans, strict=True)
+    )
+    pattern = re.compile(r"[ \n]".join(re.escape(part) for part in needle.split(" ")))
+    out: list[str] = []
+    for m in pattern.finditer(body):
+        inside = [k for k, (a, b) in enumerate(spans) if a < m.end() and m.start() < b]
+        if not inside:
+            continue
+        source, where = (raw, raw_spans) if same else (body, spans)
+        widened = " ".join(source[where[inside[0]][0] : where[inside[-1]][1]].split())
+        if widened not in out:
+            out.append(widened)
+    return out
+
+
+# --------------------------------------------------------------------------- items
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    """One meaning-bearing word of a text, with where it stands."""
+
+    key: str
+    kind: str
+    past: bool = False
+    base: str = ""
+    clause: int = 0
+
+
+def _base(word: str) -> str:
+    """``word`` without an inflectional ending (``likes`` -> ``lik``, ``cities`` -> ``city``)."""
+    for suffix, repl in (
+        ("ies", "y"),
+        ("ied", "y"),
+        ("ing", ""),
+        ("ed", ""),
+        ("es", ""),
+        ("s", ""),
+    ):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3 and not word.endswith("ss"):
+            return word[: -len(suffix)] + repl
+    return word
+
+
+def _inflections(a: str, b: str) -> bool:
+    """Whether ``a`` and ``b`` differ by an inflection only (not ``animation``/``animals``)."""
+    a, b = _base(a), _base(b)
+    short, long = sorted((a, b), key=len)
+    return long.startswith(short) and len(long) - len(short) <= 2
+
+
+def _spans(pattern: re.Pattern[str], text: str) -> list[tuple[int, int]]:
+    return [m.span() for m in pattern.finditer(text)]
+
+
+def _inside(at: int, spans: list[tuple[int, int]]) -> bool:
+    return any(a <= at < b for a, b in spans)
+
+
+def _tokens(text: str) -> list[tuple[str, int]]:
+    """Words (a CJK character is one) with their offsets, as the recall tokenizer cuts them."""
+    out: list[tuple[str, int]] = []
+    for m in _WORD.finditer(text):
+        run, origin, i = m.group(), m.start(), 0
+        while i < len(run):
+            cjk = is_cjk(run[i])
+            j = i + 1
+            while j < len(run) and is_cjk(run[j]) == cjk:
+                j += 1
+            if cjk:
+                out.extend((run[k], origin + k) for k in range(i, j))
+            elif not set(run[i:j]) <= {"-", "_"}:
+                out.append((run[i:j], origin + i))
+            i = j
+    return out
+
+
+def _clause_items(clause: str, index: int) -> list[Item]:
+    text = prepare(clause).lower()
+    quiet = _spans(_NOT_NEGATION, text)
+    marks = _spans(_ZH_MARK, text)
+    not_numbers = _spans(_NOT_ZH_NUMBER, text)
+    tokens = _tokens(text)
+    out: list[Item] = []
+    for n, (word, at) in enumerate(tokens):
+        following = tokens[n + 1][0] if n + 1 < len(tokens) else ""
+        if is_cjk(word[0]):
+            if _inside(at, quiet) or word in FREE:
+                continue
+            if word in _ZH_NEGATION:
+                out.append(Item(word, NEGATION, clause=index))
+            elif word in _ZH_NUMBER and not _inside(at, not_numbers):
+                out.append(Item(word, NUMBER, clause=index))
+            else:
+                out.append(Item(word, MARK if _inside(at, marks) else TERM, clause=index))
+            continue
+        if _inside(at, quiet):
+            continue
+        if word in _EN_NEGATION:
+            out.append(Item(word, NEGATION, clause=index))
+        elif word == "used" and following == "to":
+            out.append(Item("used to", MARK, clause=index))
+        elif word in _EN_MARK:
+            if following not in ("you", "u"):  # "can you ..." asks, it states no modality
+                out.append(Item(stem(word), MARK, past=_past(word), base=word, clause=index))
+        elif any(ch.isdigit() for ch in word) or word in _EN_NUMBER:
+            out.append(Item(word, NUMBER, clause=index))
+        elif word in _PREPOSITION:
+            out.append(Item(word, TERM, clause=index))
+        elif word not in FREE:
+            out.append(Item(stem(word), TERM, past=_past(word), base=word, clause=index))
+    return out
+
+
+def _past(word: str) -> bool:
+    return len(word) > 3 and word.endswith("ed") and stem(word) != word
+
+
+def _clauses(text: str) -> list[tuple[str, bool]]:
+    """``(clause, is_question)`` for each clause of ``text``, in order."""
+    out: list[tuple[str, bool]] = []
+    for start, end in _sentence_spans(text):
+        sentence = text[start:end].strip()
+        asks = sentence.endswith(("?", "？"))
+        parts = [p for p in _CLAUSE_CUT.split(sentence) if p and p.strip(" ?？!！.。;；")]
+        for k, part in enumerate(parts):
+            request = bool(_REQUEST.match(part))
+            question = (
+                (asks and k == len(parts) - 1)
+                or bool(_ZH_QUESTION_END.search(part))
+                or bool(_CHOICE.search(part))
+                or bool(_INVERTED.match(part))
+            )
+            out.append((part, question and not request))
+    return out
+
+
+@lru_cache(maxsize=1024)
+def _analyse(text: str) -> tuple[tuple[Item, ...], frozenset[int]]:
+    """The items of ``text`` and the indices of its question clauses."""
+    items: list[Item] = []
+    questions: set[int] = set()
+    for index, (clause, question) in enumerate(_clauses(text)):
+        items.extend(_clause_items(clause, index))
+        if question:
+            questions.add(index)
+    return tuple(items), frozenset(questions)
+
+
+def _content_items(content: str, window: tuple[Item, ...]) -> list[Item]:
+    present = {i.key for i in window}
+    items = _clause_items(SUBJECT_PHRASE.sub(" ", content), 0)
+    # A preposition the text does not have is a free function word of the restatement.
+    return [i for i in items if i.key not in _PREPOSITION or i.key in present]
+
+
+def _same(a: Item, b: Item) -> bool:
+    if a.key != b.key or a.kind != b.kind or a.past != b.past:
+        return False
+    return not (a.base and b.base) or _inflections(a.base, b.base)
+
+
+def _embed(content: list[Item], window: tuple[Item, ...], start: int) -> list[int] | None:
+    """The earliest places of ``content``'s items, in order, from ``window[start]`` on."""
+    out: list[int] = []
+    j = start
+    for item in content:
+        while j < len(window) and not _same(item, window[j]):
+            j += 1
+        if j == len(window):
+            return None
+        out.append(j)
+        j += 1
+    return out
+
+
+def _agrees(
+    content: list[Item], window: tuple[Item, ...], where: list[int], statement: bool
+) -> bool:
+    matched = set(where)
+    if not statement:
+        return True
+    negated = any(
+        window[n].kind == NEGATION and window[n].clause == window[i].clause
+        for i in where
+        if window[i].kind != NEGATION
+        for n in range(i)
+    )
+    if negated != any(i.kind == NEGATION for i in content):
+        return False
+    for n, item in enumerate(window):
+        if n in matched or item.kind != MARK:
+            continue
+        if any(i > n and window[i].clause == item.clause for i in where):
+            return False  # a modality or time the content leaves out
+    first, last = min(where), max(where)
+    before = [first - 1] if first and window[first - 1].clause == window[first].clause else []
+    return all(n in matched or window[n].kind != NUMBER for n in [*before, *range(first, last + 1)])
+
+
+def faithful(text: str, content: str, *, statement: bool = True) -> bool:
+    """Whether ``content`` restates ``text`` (a widened quote) under the module's rule.
+
+    Args:
+        text: the widened quote (see :func:`widen`).
+        content: a candidate's content.
+        statement: ``False`` for a retraction, whose text names what the quote withdraws:
+            only order and mood are checked.
+
+    Returns:
+        ``True`` when some in-order occurrence of the content's words in ``text`` keeps
+        their negation, modality, time, numbers and mood.
+
+    >>> faithful("I use vim, not emacs", "User uses vim")
+    True
+    >>> faithful("I use vim, not emacs", "User uses emacs")
+    False
+    >>> faithful("My boss hired me", "User hired their boss")
+    False
+    """
+    window, questions = _analyse(fold(text))
+    items = _content_items(fold(content), window)
+    if not items:
+        return False
+    for start in sorted(
+        {n for n, item in enumerate(window) if n == 0 or item.clause != window[n - 1].clause}
+    ):
+        where = _embed(items, window, start)
+        if where is None:
+            break
+        if questions & {window[i].clause for i in where}:
+            continue
+        if _agrees(items, window, where, statement):
+            return True
+    return False
+
+
+def faithful_value(text: str, value: str, *, statement: bool = True) -> bool:
+    """Whether a keyed ``value`` stands in ``text`` (a widened quote) as the user meant it.
+
+    The value must be words of ``text``; for one of its places, the clause holding it is
+    not a question and, for a statement, is negated before the value's end exactly when the
+    value itself is negated ("never answer in English" gives no ``English``; "No emojis
+    please" gives ``No emojis``).
+
+    >>> faithful_value("我在东八区，晚上十点以后别安排会议。", "东八区")
+    True
+    >>> faithful_value("I use vim, not emacs", "emacs")
+    False
+    """
+    body, needle = fold(text), fold(value).lower()
+    if not needle:
+        return False
+    own = any(i.kind == NEGATION for i in _clause_items(needle, 0))
+    low = body.lower()
+    at = low.find(needle)
+    while at >= 0:
+        end = at + len(needle)
+        offset = 0
+        for clause, question in _clauses(body):
+            found = body.find(clause, offset)
+            offset = found + len(clause) if found >= 0 else offset
+            if found < 0 or not (found <= at < found + len(clause)):
+                continue
+            prefix = clause[: end - found]
+            scoped = any(i.kind == NEGATION for i in _clause_items(prefix, 0))
+            if not question and (not statement or scoped == own):
+                return True
+            break
+        at = low.find(needle, at + 1)
+    return False
