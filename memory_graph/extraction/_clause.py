@@ -13,13 +13,14 @@ the human message it sits in (:func:`widen`), and the content must be faithful t
 2. **Items.** A clause is tokenised as the support rule does (contractions expanded, NFKC,
    lower case, one CJK character a term, Latin words Snowball-stemmed); subject words,
    function words and acknowledgements are dropped, prepositions kept. An item is a
-   negation (``not``, ``never``, ``without``, ``不``, ``没``, ``别`` ... but not in ``never
-   mind``, ``no problem``, ``没问题``, ``非常`` or an ``A不A`` choice), a number, a marker of
+   negation (``not``, ``never``, ``hardly``, ``without``, ``不``, ``没``, ``很少`` ... but
+   not in ``never mind``, ``no problem``, ``没问题``, ``非常`` or an ``A不A`` choice), a
+   number, a marker of
    modality or time (``want``, ``might``, ``will``, ``used to``, ``was``, ``想``, ``要``,
-   ``会``, ``以前``, ``曾经`` ...) or a plain term. A Latin term keeps whether it is a past
-   form (``lived`` is not ``lives``) and its inflection base, so two words only match when
-   they differ by an inflection (``animation`` does not match ``animals``, though both stem
-   to ``anim``).
+   ``会``, ``以前``, ``曾经`` ...) or a plain term. A Latin term keeps its form (``lived``
+   is not ``lives``, ``painting`` is not ``paint``) and its inflection base, so two words
+   only match when they differ by an inflection (``animation`` does not match ``animals``,
+   though both stem to ``anim``).
 3. **Faithful** when the content's items occur in the text *in the same order* (so a role,
    a preposition or a number cannot change place: "my boss hired me" does not give "User
    hired their boss") and, for that occurrence:
@@ -40,6 +41,7 @@ the human message it sits in (:func:`widen`), and the content must be faithful t
 
 from __future__ import annotations
 
+import bisect
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -90,8 +92,10 @@ _ZH_NUMBER = frozenset("零〇两二三四五六七八九十百千万亿")
 _NOT_ZH_NUMBER = re.compile(r"十分|千万|万一|三心二意")
 _ZH_NEGATION = frozenset("不没别無无非未勿莫")
 _EN_NEGATION = frozenset(
-    "not no never none nothing nobody neither nor without cannot nowhere".split()
+    "not no never none nothing nobody neither nor without cannot nowhere hardly rarely "
+    "seldom barely scarcely".split()
 )
+_ZH_NEGATION_WORDS = re.compile(r"很少|极少|难得|几乎不")
 _EN_MARK = frozenset(
     "can could may might must shall should will would want wants wanted need needs needed "
     "ought wish wished hope hoped plan plans planned maybe perhaps probably possibly "
@@ -106,10 +110,25 @@ _PREPOSITION = frozenset(
     "to of in on at for with by from into onto about over under before after since until "
     "during between against through toward towards via per than".split()
 )
+_PERSON = frozenset(
+    "he she they him her them you u brother brothers sister sisters mother mom mum father "
+    "dad parents wife husband partner boyfriend girlfriend son sons daughter daughters kid "
+    "kids child children friend friends colleague colleagues coworker coworkers boss manager "
+    "teacher roommate neighbor neighbour family team everyone people someone somebody "
+    "他 她 它 你 您".split()
+)
+_YOU = frozenset(("you", "u", "你", "您"))
+_ZH_PERSON = re.compile(
+    r"朋友|同事|老板|领导|妈妈|爸爸|母亲|父亲|老公|老婆|丈夫|妻子|儿子|女儿|孩子|哥哥|姐姐|弟弟|"
+    r"妹妹|老师|同学|室友|男朋友|女朋友|家人|父母|别人|大家|有人"
+)
 _WORD = re.compile(r"[\w\-]+")
 _INFLECTIONS = (("ies", "y"), ("ied", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("s", ""))
 
-TERM, NEGATION, NUMBER, MARK = "term", "negation", "number", "mark"
+TERM, NEGATION, NUMBER, MARK, PERSON = "term", "negation", "number", "mark", "person"
+MAX_STARTS = 64
+"""Clauses an occurrence of the content may start at (a bound on work for huge messages;
+past it the content is not supported)."""
 
 
 def fold(text: str) -> str:
@@ -168,13 +187,17 @@ def widen(text: str, quote: str) -> list[str]:
         fold(raw[a:b]) == fold(body[c:d]) for (a, b), (c, d) in zip(raw_spans, spans, strict=True)
     )
     pattern = re.compile(r"[ \n]".join(re.escape(part) for part in needle.split(" ")))
+    source, where = (raw, raw_spans) if same else (body, spans)
+    ends = [b for _, b in spans]
     out: list[str] = []
+    seen: set[tuple[int, int]] = set()
     for m in pattern.finditer(body):
-        inside = [k for k, (a, b) in enumerate(spans) if a < m.end() and m.start() < b]
-        if not inside:
+        first = bisect.bisect_right(ends, m.start())
+        last = bisect.bisect_left(ends, m.end(), lo=first)
+        if first >= len(spans) or (first, last) in seen:
             continue
-        source, where = (raw, raw_spans) if same else (body, spans)
-        widened = " ".join(source[where[inside[0]][0] : where[inside[-1]][1]].split())
+        seen.add((first, last))
+        widened = " ".join(source[where[first][0] : where[min(last, len(spans) - 1)][1]].split())
         if widened not in out:
             out.append(widened)
     return out
@@ -189,7 +212,8 @@ class Item:
 
     key: str
     kind: str
-    past: bool = False
+    form: str = ""
+    """``past`` (``lived``), ``ing`` (``painting``) or empty: the form of a Latin word."""
     base: str = ""
     clause: int = 0
 
@@ -242,19 +266,34 @@ def _tokens(text: str) -> list[tuple[str, int]]:
     return out
 
 
-def _clause_items(clause: str, index: int) -> list[Item]:
+def _clause_items(
+    clause: str, index: int, *, window: bool = False, request: bool = False
+) -> list[Item]:
+    """The items of one clause. In the user's own words (``window``), the people they name
+    (``my brother``, ``he``, ``you``, ``同事``) are items too: a restatement that leaves out
+    who does something before it moves the deed to the user."""
     text = prepare(clause).lower()
+    people = _spans(_ZH_PERSON, text) if window else []
     quiet = _spans(_NOT_NEGATION, text)
     marks = _spans(_ZH_MARK, text)
+    negations = _spans(_ZH_NEGATION_WORDS, text)
     not_numbers = _spans(_NOT_ZH_NUMBER, text)
     tokens = _tokens(text)
     out: list[Item] = []
     for n, (word, at) in enumerate(tokens):
         following = tokens[n + 1][0] if n + 1 < len(tokens) else ""
+        if window and (word in _PERSON or _inside(at, people)):
+            # "can you ...", "you can call me Sam", "你叫我小明": the assistant is asked.
+            asked = word in _YOU and (
+                request or following in _EN_MARK or following in "可能要叫就得别应"
+            )
+            if not asked:
+                out.append(Item(word if is_cjk(word[0]) else stem(word), PERSON, clause=index))
+            continue
         if is_cjk(word[0]):
             if _inside(at, quiet) or word in FREE:
                 continue
-            if word in _ZH_NEGATION:
+            if word in _ZH_NEGATION or _inside(at, negations):
                 out.append(Item(word, NEGATION, clause=index))
             elif word in _ZH_NUMBER and not _inside(at, not_numbers):
                 out.append(Item(word, NUMBER, clause=index))
@@ -269,23 +308,28 @@ def _clause_items(clause: str, index: int) -> list[Item]:
             out.append(Item("used to", MARK, clause=index))
         elif word in _EN_MARK:
             if following not in ("you", "u"):  # "can you ..." asks, it states no modality
-                out.append(Item(stem(word), MARK, past=_past(word), base=word, clause=index))
+                out.append(Item(stem(word), MARK, form=_form(word), base=word, clause=index))
         elif any(ch.isdigit() for ch in word) or word in _EN_NUMBER:
             out.append(Item(word, NUMBER, clause=index))
         elif word in _PREPOSITION:
             out.append(Item(word, TERM, clause=index))
         elif word not in FREE:
-            out.append(Item(stem(word), TERM, past=_past(word), base=word, clause=index))
+            out.append(Item(stem(word), TERM, form=_form(word), base=word, clause=index))
     return out
 
 
-def _past(word: str) -> bool:
-    return len(word) > 3 and word.endswith("ed") and stem(word) != word
+def _form(word: str) -> str:
+    """``past`` for a past form, ``ing`` for a gerund or participle, else empty."""
+    if len(word) > 3 and word.endswith("ed") and stem(word) != word:
+        return "past"
+    if len(word) > 5 and word.endswith("ing") and stem(word) != word:
+        return "ing"
+    return ""
 
 
-def _clauses(text: str) -> list[tuple[str, bool]]:
-    """``(clause, is_question)`` for each clause of ``text``, in order."""
-    out: list[tuple[str, bool]] = []
+def _clauses(text: str) -> list[tuple[str, bool, bool]]:
+    """``(clause, is_question, is_request)`` for each clause of ``text``, in order."""
+    out: list[tuple[str, bool, bool]] = []
     for start, end in _sentence_spans(text):
         sentence = text[start:end].strip()
         asks = sentence.endswith(("?", "？"))
@@ -298,20 +342,48 @@ def _clauses(text: str) -> list[tuple[str, bool]]:
                 or bool(_CHOICE.search(part))
                 or bool(_INVERTED.match(part))
             )
-            out.append((part, question and not request))
+            out.append((part, question and not request, request))
     return out
 
 
+@dataclass(frozen=True, slots=True)
+class _Window:
+    """A widened quote, read: its items, which of them follow a negation of their own
+    clause, where each clause's modality and time markers stand, and its question clauses."""
+
+    items: tuple[Item, ...]
+    scoped: tuple[bool, ...]
+    marks: dict[int, tuple[int, ...]]
+    people: dict[int, tuple[int, ...]]
+    questions: frozenset[int]
+
+
 @lru_cache(maxsize=1024)
-def _analyse(text: str) -> tuple[tuple[Item, ...], frozenset[int]]:
-    """The items of ``text`` and the indices of its question clauses."""
+def _analyse(text: str) -> _Window:
     items: list[Item] = []
     questions: set[int] = set()
-    for index, (clause, question) in enumerate(_clauses(text)):
-        items.extend(_clause_items(clause, index))
+    for index, (clause, question, request) in enumerate(_clauses(text)):
+        items.extend(_clause_items(clause, index, window=True, request=request))
         if question:
             questions.add(index)
-    return tuple(items), frozenset(questions)
+    scoped: list[bool] = []
+    marks: dict[int, list[int]] = {}
+    people: dict[int, list[int]] = {}
+    current, negated = -1, False
+    for n, item in enumerate(items):
+        if item.clause != current:
+            current, negated = item.clause, False
+        scoped.append(negated)
+        negated = negated or item.kind == NEGATION
+        if item.kind in (MARK, PERSON):
+            (marks if item.kind == MARK else people).setdefault(item.clause, []).append(n)
+    return _Window(
+        tuple(items),
+        tuple(scoped),
+        {k: tuple(v) for k, v in marks.items()},
+        {k: tuple(v) for k, v in people.items()},
+        frozenset(questions),
+    )
 
 
 def _content_items(content: str, window: tuple[Item, ...]) -> list[Item]:
@@ -321,8 +393,11 @@ def _content_items(content: str, window: tuple[Item, ...]) -> list[Item]:
     return [i for i in items if i.key not in _PREPOSITION or i.key in present]
 
 
+_KIND = {PERSON: TERM}
+
+
 def _same(a: Item, b: Item) -> bool:
-    if a.key != b.key or a.kind != b.kind or a.past != b.past:
+    if a.key != b.key or _KIND.get(a.kind, a.kind) != _KIND.get(b.kind, b.kind) or a.form != b.form:
         return False
     return not (a.base and b.base) or _inflections(a.base, b.base)
 
@@ -341,28 +416,25 @@ def _embed(content: list[Item], window: tuple[Item, ...], start: int) -> list[in
     return out
 
 
-def _agrees(
-    content: list[Item], window: tuple[Item, ...], where: list[int], statement: bool
-) -> bool:
+def _agrees(content: list[Item], window: _Window, where: list[int], statement: bool) -> bool:
+    items = window.items
     matched = set(where)
+    for i in where:
+        clause = items[i].clause
+        if clause in window.questions:
+            return False  # a question is not a fact
+        if any(p < i and p not in matched for p in window.people.get(clause, ())):
+            return False  # someone else does it: the content leaves them out
+        if statement and any(m < i and m not in matched for m in window.marks.get(clause, ())):
+            return False  # a modality or time the content leaves out
     if not statement:
         return True
-    negated = any(
-        window[n].kind == NEGATION and window[n].clause == window[i].clause
-        for i in where
-        if window[i].kind != NEGATION
-        for n in range(i)
-    )
+    negated = any(window.scoped[i] and items[i].kind != NEGATION for i in where)
     if negated != any(i.kind == NEGATION for i in content):
         return False
-    for n, item in enumerate(window):
-        if n in matched or item.kind != MARK:
-            continue
-        if any(i > n and window[i].clause == item.clause for i in where):
-            return False  # a modality or time the content leaves out
     first, last = min(where), max(where)
-    before = [first - 1] if first and window[first - 1].clause == window[first].clause else []
-    return all(n in matched or window[n].kind != NUMBER for n in [*before, *range(first, last + 1)])
+    before = [first - 1] if first and items[first - 1].clause == items[first].clause else []
+    return all(n in matched or items[n].kind != NUMBER for n in [*before, *range(first, last + 1)])
 
 
 def faithful(text: str, content: str, *, statement: bool = True) -> bool:
@@ -385,18 +457,19 @@ def faithful(text: str, content: str, *, statement: bool = True) -> bool:
     >>> faithful("My boss hired me", "User hired their boss")
     False
     """
-    window, questions = _analyse(fold(text))
-    items = _content_items(fold(content), window)
+    window = _analyse(fold(text))
+    items = _content_items(fold(content), window.items)
     if not items:
         return False
-    for start in sorted(
-        {n for n, item in enumerate(window) if n == 0 or item.clause != window[n - 1].clause}
-    ):
-        where = _embed(items, window, start)
+    starts = [
+        n
+        for n, item in enumerate(window.items)
+        if n == 0 or item.clause != window.items[n - 1].clause
+    ]
+    for start in starts[:MAX_STARTS]:
+        where = _embed(items, window.items, start)
         if where is None:
             break
-        if questions & {window[i].clause for i in where}:
-            continue
         if _agrees(items, window, where, statement):
             return True
     return False
@@ -406,9 +479,10 @@ def faithful_value(text: str, value: str, *, statement: bool = True) -> bool:
     """Whether a keyed ``value`` stands in ``text`` (a widened quote) as the user meant it.
 
     The value must be words of ``text``; for one of its places, the clause holding it is
-    not a question and, for a statement, is negated before the value's end exactly when the
-    value itself is negated ("never answer in English" gives no ``English``; "No emojis
-    please" gives ``No emojis``).
+    not a question, names no one else before it (``my boss uses Emacs``) and, for a
+    statement, is negated before the value's end exactly when the value itself is negated
+    ("never answer in English" gives no ``English``; "No emojis please" gives ``No
+    emojis``).
 
     >>> faithful_value("我在东八区，晚上十点以后别安排会议。", "东八区")
     True
@@ -424,14 +498,17 @@ def faithful_value(text: str, value: str, *, statement: bool = True) -> bool:
     while at >= 0:
         end = at + len(needle)
         offset = 0
-        for clause, question in _clauses(body):
+        for clause, question, request in _clauses(body):
             found = body.find(clause, offset)
             offset = found + len(clause) if found >= 0 else offset
             if found < 0 or not (found <= at < found + len(clause)):
                 continue
-            prefix = clause[: end - found]
-            scoped = any(i.kind == NEGATION for i in _clause_items(prefix, 0))
-            if not question and (not statement or scoped == own):
+            prefix = _clause_items(clause[: end - found], 0, window=True, request=request)
+            scoped = any(i.kind == NEGATION for i in prefix)
+            others = {i.key for i in prefix if i.kind == PERSON} - {
+                i.key for i in _clause_items(needle, 0, window=True)
+            }
+            if not question and not others and (not statement or scoped == own):
                 return True
             break
         at = low.find(needle, at + 1)
