@@ -15,11 +15,13 @@ from typing import Any
 
 import pytest
 from _support_probes import PROBES
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableLambda
 
 from memory_graph.extraction import extract_candidates, plan_writes
-from memory_graph.extraction._clause import faithful, widen
+from memory_graph.extraction._clause import faithful, faithful_value, widen
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=timezone.utc)
 
@@ -140,3 +142,25 @@ def test_widen_and_faithful_are_total() -> None:
     long = "I like tea, " * 2000 + "not coffee"
     assert faithful(long, "User likes tea") is True
     assert faithful(long, "User likes coffee") is False
+
+
+TEXT = st.text(
+    alphabet=st.sampled_from(
+        list("I don't like tea, 不喜欢喝茶。?？!吗 not never 2 3 my boss hired me \n\u200b\x00ｆ")
+    ),
+    max_size=80,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=TEXT, other=TEXT)
+def test_the_clause_reader_is_total(text: str, other: str) -> None:
+    for widened in widen(text, other):
+        assert widened.strip() == widened and widened
+    assert faithful(text, other) in (True, False)
+    assert faithful(text, other, statement=False) in (True, False)
+    assert faithful_value(text, other) in (True, False)
+    # What the user said, restated in their own words, is never a flip of itself, unless
+    # it asks, names someone else or has nothing to restate.
+    if faithful(text, text):
+        assert faithful(text, text, statement=False)
