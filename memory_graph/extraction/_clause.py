@@ -489,27 +489,30 @@ def faithful_value(text: str, value: str, *, statement: bool = True) -> bool:
     >>> faithful_value("I use vim, not emacs", "emacs")
     False
     """
-    body, needle = fold(text), fold(value).lower()
+    body, needle = fold(text), fold(value)
     if not needle:
         return False
-    own = any(i.kind == NEGATION for i in _clause_items(needle, 0))
-    low = body.lower()
-    at = low.find(needle)
-    while at >= 0:
-        end = at + len(needle)
-        offset = 0
-        for clause, question, request in _clauses(body):
-            found = body.find(clause, offset)
-            offset = found + len(clause) if found >= 0 else offset
-            if found < 0 or not (found <= at < found + len(clause)):
-                continue
-            prefix = _clause_items(clause[: end - found], 0, window=True, request=request)
-            scoped = any(i.kind == NEGATION for i in prefix)
-            others = {i.key for i in prefix if i.kind == PERSON} - {
-                i.key for i in _clause_items(needle, 0, window=True)
-            }
-            if not question and not others and (not statement or scoped == own):
-                return True
+    own = _clause_items(needle, 0, window=True)
+    negated = any(i.kind == NEGATION for i in own)
+    named = {i.key for i in own if i.kind == PERSON}
+    spans: list[tuple[int, str, bool, bool]] = []
+    offset = 0
+    for clause, question, request in _clauses(body):
+        found = body.find(clause, offset)
+        if found >= 0:
+            spans.append((found, clause, question, request))
+            offset = found + len(clause)
+    starts = [span[0] for span in spans]
+    for n, m in enumerate(re.finditer(re.escape(needle), body, re.IGNORECASE)):
+        k = bisect.bisect_right(starts, m.start()) - 1
+        if n >= MAX_STARTS or k < 0:
             break
-        at = low.find(needle, at + 1)
+        found, clause, question, request = spans[k]
+        if question or m.start() >= found + len(clause):
+            continue
+        prefix = _clause_items(clause[: m.end() - found], 0, window=True, request=request)
+        if {i.key for i in prefix if i.kind == PERSON} - named:
+            continue  # someone else's: "my boss uses Emacs"
+        if not statement or any(i.kind == NEGATION for i in prefix) == negated:
+            return True
     return False

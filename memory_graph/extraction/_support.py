@@ -17,9 +17,10 @@ of a keyed candidate):
    ``never``, ``不``, ``没``, ``别`` ...), quantifiers (``all``, ``every``), modals
    (``must``, ``can``) and numbers always bear meaning.
 3. **Supported** when the text has at least one meaning-bearing term, every one of them is
-   a term of the quote, and the text adds at most :data:`MAX_FREE_TERMS` subject/function
-   terms the quote does not have. A keyed value (preference or profile value) is stricter:
-   every term of it but acknowledgements comes from the quote (``they/them`` is a value).
+   a term of the quote (widened to its whole sentence, see 5), and the text adds at most
+   :data:`MAX_FREE_TERMS` subject/function terms the quote does not have. A keyed value
+   (preference or profile value) is stricter: every term of it but acknowledgements comes
+   from the quote (``they/them`` is a value).
 4. **The claim is the quote's own.** Acknowledgements bear no meaning, so a quote that only
    acknowledges (``ok sure``, ``好的``, ``yes``) supports nothing: it cannot ground what an
    assistant said before it.
