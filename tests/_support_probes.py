@@ -595,3 +595,144 @@ OTHERS: list[Probe] = [
 ]
 
 PROBES += OTHERS
+
+
+# A third batch, mostly faithful restatements as a model would write them, scored before
+# the rule was tuned for it: 25 of 30 (the old rule 13); "goes", a fronted "On Saturdays"
+# and "thinking about"/"考虑" were then handled.
+THIRD: list[Probe] = [
+    (
+        "third-01",
+        "I work as a nurse in a children's hospital",
+        "I work as a nurse in a children's hospital",
+        "User works as a nurse in a children's hospital",
+        True,
+    ),
+    (
+        "third-02",
+        "I usually go climbing on Saturdays",
+        "I usually go climbing on Saturdays",
+        "User usually goes climbing on Saturdays",
+        True,
+    ),
+    (
+        "third-03",
+        "On Saturdays I usually go climbing",
+        "On Saturdays I usually go climbing",
+        "User usually goes climbing on Saturdays",
+        True,
+    ),
+    (
+        "third-04",
+        "My daughter just started kindergarten",
+        "My daughter just started kindergarten",
+        "User's daughter just started kindergarten",
+        True,
+    ),
+    (
+        "third-05",
+        "I'm learning Japanese for a trip next spring",
+        "I'm learning Japanese",
+        "User is learning Japanese",
+        True,
+    ),
+    (
+        "third-06",
+        "I have two cats named Miso and Tofu",
+        "I have two cats named Miso and Tofu",
+        "User has two cats named Miso and Tofu",
+        True,
+    ),
+    (
+        "third-07",
+        "我是一名产品经理，在深圳工作",
+        "我是一名产品经理，在深圳工作",
+        "用户是一名产品经理，在深圳工作",
+        True,
+    ),
+    ("third-08", "我平时用Mac写代码", "我平时用Mac写代码", "用户平时用Mac写代码", True),
+    ("third-09", "我对爵士乐很感兴趣", "我对爵士乐很感兴趣", "用户对爵士乐很感兴趣", True),
+    ("third-10", "周末我一般去爬山", "周末我一般去爬山", "用户周末一般去爬山", True),
+    (
+        "third-11",
+        "I've been vegan for three years",
+        "I've been vegan for three years",
+        "User has been vegan for three years",
+        True,
+    ),
+    (
+        "third-12",
+        "I prefer concise answers with code examples",
+        "I prefer concise answers with code examples",
+        "User prefers concise answers with code examples",
+        True,
+    ),
+    (
+        "third-13",
+        "Honestly I can't stand long meetings",
+        "I can't stand long meetings",
+        "User can't stand long meetings",
+        True,
+    ),
+    ("third-14", "我不喝酒，但偶尔喝点啤酒", "我不喝酒", "用户不喝酒", True),
+    (
+        "third-15",
+        "I'm a big fan of sci-fi novels",
+        "I'm a big fan of sci-fi novels",
+        "User is a big fan of sci-fi novels",
+        True,
+    ),
+    (
+        "third-16",
+        "I'm a big fan of sci-fi novels but not movies",
+        "fan of sci-fi novels but not movies",
+        "User is a fan of sci-fi movies",
+        False,
+    ),
+    (
+        "third-17",
+        "My husband is a software engineer",
+        "is a software engineer",
+        "User is a software engineer",
+        False,
+    ),
+    ("third-18", "我老公是医生", "是医生", "用户是医生", False),
+    ("third-19", "I'd never eat sushi", "eat sushi", "User eats sushi", False),
+    (
+        "third-20",
+        "I'm thinking about quitting my job",
+        "quitting my job",
+        "User is quitting their job",
+        False,
+    ),
+    ("third-21", "我考虑过辞职", "辞职", "用户辞职", False),
+    ("third-22", "I wish I had a dog", "I had a dog", "User had a dog", False),
+    ("third-23", "If I were rich I'd buy a boat", "I'd buy a boat", "User would buy a boat", False),
+    (
+        "third-24",
+        "Does my code use Python 2?",
+        "my code use Python 2",
+        "User's code uses Python 2",
+        False,
+    ),
+    (
+        "third-25",
+        "I have 4 sisters and 1 brother",
+        "I have 4 sisters and 1 brother",
+        "User has 1 sister",
+        False,
+    ),
+    (
+        "third-26",
+        "I sent my landlord 500 dollars",
+        "I sent my landlord 500 dollars",
+        "User's landlord sent them 500 dollars",
+        False,
+    ),
+    ("third-27", "我从来没去过日本", "去过日本", "用户去过日本", False),
+    ("third-28", "I stopped drinking coffee", "drinking coffee", "User drinks coffee", False),
+    ("third-29", "I'm not sure I like React", "I like React", "User likes React", False),
+    ("third-30", "Nobody in my team uses Windows", "uses Windows", "User uses Windows", False),
+]
+
+PROBES += THIRD

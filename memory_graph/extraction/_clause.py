@@ -15,15 +15,18 @@ the human message it sits in (:func:`widen`), and the content must be faithful t
    function words and acknowledgements are dropped, prepositions kept. An item is a
    negation (``not``, ``never``, ``hardly``, ``without``, ``不``, ``没``, ``很少`` ... but
    not in ``never mind``, ``no problem``, ``没问题``, ``非常`` or an ``A不A`` choice), a
-   number, a marker of
-   modality or time (``want``, ``might``, ``will``, ``used to``, ``was``, ``想``, ``要``,
-   ``会``, ``以前``, ``曾经`` ...) or a plain term. A Latin term keeps its form (``lived``
-   is not ``lives``, ``painting`` is not ``paint``) and its inflection base, so two words
-   only match when they differ by an inflection (``animation`` does not match ``animals``,
-   though both stem to ``anim``).
+   number, a marker of modality, attitude or time (``want``, ``might``, ``will``,
+   ``think``, ``stopped``, ``used to``, ``was``, ``想``, ``要``, ``会``, ``考虑``, ``以前``,
+   ``曾经`` ...), a person other than the user (``my brother``, ``he``, ``同事``; not the
+   assistant asked to do something: ``you can call me Sam``) or a plain term. A Latin term
+   keeps its form (``lived`` is not ``lives``, ``painting`` is not ``paint``) and its
+   inflection base, so two words only match when they differ by an inflection
+   (``animation`` does not match ``animals``, though both stem to ``anim``).
 3. **Faithful** when the content's items occur in the text *in the same order* (so a role,
    a preposition or a number cannot change place: "my boss hired me" does not give "User
-   hired their boss") and, for that occurrence:
+   hired their boss"; a closing prepositional phrase may move to the front whole: "User
+   goes climbing on Saturdays" restates "On Saturdays I go climbing") and, for that
+   occurrence:
 
    - **negation**: the content is negated exactly when one of the matched words stands
      after a negation of its own clause. A negation governs the rest of its clause only, so
@@ -32,11 +35,14 @@ the human message it sits in (:func:`widen`), and the content must be faithful t
      too ("I want to learn Rust" is not "User learns Rust");
    - **numbers**: a number between the first and last matched word, or just before the
      first, is matched too;
+   - **who**: no person named before a matched word of its clause is left out ("my
+     brother likes jazz" is not "User likes jazz");
    - **mood**: no matched word sits in a question (a clause ending a ``?`` sentence or in
      ``吗``, an inverted ``do I``/``am I``/``should I``, an ``A不A`` choice), a request
      (``can you``, ``please``, ``请``, ``能不能`` ...) excepted.
 
-   A retraction's text names what the quote withdraws, so only order and mood apply to it.
+   A retraction's text names what the quote withdraws, so only order, who and mood apply
+   to it.
 """
 
 from __future__ import annotations
@@ -86,7 +92,8 @@ _ZH_MARK = re.compile(
     r"想(?![法象念起])|(?<![重需主只必])要(?![求是么点素])|需要|"
     r"(?<![开机社约聚体误学])会(?![议话员计场所谈])|(?<![可功性技智才本])能(?![力源量])|"
     r"可以|可能|应该|应当|必须|打算|希望|愿意|也许|或许|大概|将要|将会|准备|"
-    r"以前|之前|曾经|过去|原来|从前|去年|前年|昨天|当年|将来|明年|明天"
+    r"以前|之前|曾经|过去|原来|从前|去年|前年|昨天|当年|将来|明年|明天|"
+    r"考虑|觉得|认为|怀疑|开始|停止|放弃"
 )
 _ZH_NUMBER = frozenset("零〇两二三四五六七八九十百千万亿")
 _NOT_ZH_NUMBER = re.compile(r"十分|千万|万一|三心二意")
@@ -99,7 +106,9 @@ _ZH_NEGATION_WORDS = re.compile(r"很少|极少|难得|几乎不")
 _EN_MARK = frozenset(
     "can could may might must shall should will would want wants wanted need needs needed "
     "ought wish wished hope hoped plan plans planned maybe perhaps probably possibly "
-    "was were had did formerly previously yesterday tomorrow".split()
+    "was were had did formerly previously yesterday tomorrow think thinking thought consider "
+    "considering wonder wondering guess suppose doubt stop stopped quit quitting start "
+    "started begin began".split()
 )
 _EN_NUMBER = frozenset(
     "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
@@ -444,7 +453,7 @@ def faithful(text: str, content: str, *, statement: bool = True) -> bool:
         text: the widened quote (see :func:`widen`).
         content: a candidate's content.
         statement: ``False`` for a retraction, whose text names what the quote withdraws:
-            only order and mood are checked.
+            only order, who and mood are checked.
 
     Returns:
         ``True`` when some in-order occurrence of the content's words in ``text`` keeps
@@ -466,13 +475,25 @@ def faithful(text: str, content: str, *, statement: bool = True) -> bool:
         for n, item in enumerate(window.items)
         if n == 0 or item.clause != window.items[n - 1].clause
     ]
-    for start in starts[:MAX_STARTS]:
-        where = _embed(items, window.items, start)
-        if where is None:
-            break
-        if _agrees(items, window, where, statement):
-            return True
+    for order in (items, _fronted(items)):
+        for start in starts[:MAX_STARTS] if order else ():
+            where = _embed(order, window.items, start)
+            if where is None:
+                break
+            if _agrees(order, window, where, statement):
+                return True
     return False
+
+
+def _fronted(items: list[Item]) -> list[Item]:
+    """``items`` with a closing prepositional phrase moved to the front ("User goes climbing
+    on Saturdays" for "On Saturdays I go climbing"), or empty when there is none. The phrase
+    moves whole, so no word changes its role."""
+    at = max((n for n, i in enumerate(items) if i.key in _PREPOSITION), default=0)
+    tail = items[at:]
+    if at == 0 or any(i.kind in (NEGATION, MARK) for i in tail) or len(tail) < 2:
+        return []
+    return tail + items[:at]
 
 
 def faithful_value(text: str, value: str, *, statement: bool = True) -> bool:

@@ -92,7 +92,7 @@ def supported(candidate: CandidateModel, widened: str | None = None) -> bool:
 
     A statement (``set``) keeps the polarity, modality, time, numbers and mood of the
     clause its words come from; a retraction's quote negates what it names, so only its
-    terms, their order and the mood are checked. A retraction that names nothing has
+    terms, their order, who does it and the mood are checked. A retraction that names nothing has
     nothing to support.
     """
     keyed = candidate.key is not None

@@ -44,6 +44,9 @@ ACK = frozenset(
 FREE = _SUBJECT | _FUNCTION | ACK
 """Subject words, function words and acknowledgements: a restatement may add them."""
 
+_IRREGULAR = {"goes": "go"}
+"""Forms Snowball leaves apart from their verb (``goes`` -> ``goe``)."""
+
 _LOCAL = threading.local()
 
 
@@ -60,7 +63,7 @@ def _stemmer() -> Any:
 def stem(word: str) -> str:
     """The Snowball stem of one word, memoised: the pure-Python stemmer costs tens of
     microseconds a word, and a user's words repeat from turn to turn."""
-    return str(_stemmer().stemWord(word))
+    return str(_stemmer().stemWord(_IRREGULAR.get(word, word)))
 
 
 def prepare(text: str) -> str:
