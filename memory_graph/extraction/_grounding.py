@@ -90,10 +90,10 @@ def supported(candidate: CandidateModel, widened: str | None = None) -> bool:
         widened: its quote widened to the whole sentence(s) of the message (see
             :func:`evidence_quote`); the quote itself when ``None``.
 
-    A statement (``set``) keeps the polarity, modality, time, numbers and mood of the
-    clause its words come from; a retraction's quote negates what it names, so only its
-    terms, their order, who does it and the mood are checked. A retraction that names nothing has
-    nothing to support.
+    A statement (``set``) keeps the polarity, modality, time, numbers, mood and actor of
+    the clause its words come from; a retraction's quote negates what it names, so only
+    its terms, their order, the actor and the mood are checked. A retraction that names
+    nothing has nothing to support.
     """
     keyed = candidate.key is not None
     text = candidate.value if keyed else candidate.content
