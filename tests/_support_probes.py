@@ -381,9 +381,9 @@ KEEP: list[Probe] = [
     ("keep-mixed-google", "我在Google做SRE", "我在Google做SRE", "用户在Google做SRE", True),
 ]
 
-# A second batch, written after the rule was changed and scored before it was tuned: the
-# rule then got 36 of 40 right (the old rule 21); "hardly", "很少" and the -ing form were
-# added for the four it missed.
+# A second batch, written after the rule was changed and scored before it was tuned: 36 of
+# 40 right (one miss was a probe the guard blocks, since replaced); the old rule gets 22 of
+# these 40. "hardly", "很少" and the -ing form were added for the misses.
 SECOND: list[Probe] = [
     (
         "second-01",
@@ -598,8 +598,9 @@ PROBES += OTHERS
 
 
 # A third batch, mostly faithful restatements as a model would write them, scored before
-# the rule was tuned for it: 25 of 30 (the old rule 13); "goes", a fronted "On Saturdays"
-# and "thinking about"/"考虑" were then handled.
+# the rule was tuned for it: 25 of 30 (one miss was a probe the guard blocks, since
+# replaced); the old rule gets 14 of these 30. "goes", a fronted "On Saturdays" and
+# "thinking about"/"考虑" were then handled.
 THIRD: list[Probe] = [
     (
         "third-01",
