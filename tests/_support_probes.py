@@ -737,3 +737,31 @@ THIRD: list[Probe] = [
 ]
 
 PROBES += THIRD
+
+# A negation or modal borrowed from another clause of the same sentence.
+CROSS: list[Probe] = [
+    (
+        "cross-neg",
+        "I don't like tea, I like coffee",
+        "I don't like tea, I like coffee",
+        "User does not like coffee",
+        False,
+    ),
+    (
+        "cross-modal",
+        "I will call mom, I eat lunch",
+        "I will call mom, I eat lunch",
+        "User will eat lunch",
+        False,
+    ),
+    ("cross-zh-neg", "我不喝咖啡，我喝茶", "我不喝咖啡，我喝茶", "用户不喝茶", False),
+    (
+        "cross-keep-both",
+        "I don't eat meat, and I like fish",
+        "I don't eat meat, and I like fish",
+        "User does not eat meat, and likes fish",
+        True,
+    ),
+]
+
+PROBES += CROSS

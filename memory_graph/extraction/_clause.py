@@ -28,9 +28,11 @@ the human message it sits in (:func:`widen`), and the content must be faithful t
    goes climbing on Saturdays" restates "On Saturdays I go climbing") and, for that
    occurrence:
 
-   - **negation**: the content is negated exactly when one of the matched words stands
-     after a negation of its own clause. A negation governs the rest of its clause only, so
-     "No, I prefer tea", "I use vim, not emacs" and "没问题，我喜欢喝茶" restate faithfully;
+   - **negation**: a negation governs the rest of its clause only, and each matched word
+     is governed by one in the text exactly when it is in the content ("No, I prefer tea",
+     "I use vim, not emacs" and "没问题，我喜欢喝茶" restate faithfully; "I don't like tea, I
+     like coffee" is not "User does not like coffee"); a negation or modal of the content
+     comes from the clause of the word it governs;
    - **modality and time**: a marker standing before a matched word of its clause is matched
      too ("I want to learn Rust" is not "User learns Rust");
    - **numbers**: a number between the first and last matched word, or just before the
@@ -50,7 +52,7 @@ from __future__ import annotations
 import bisect
 import re
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from ..recall.tokenize import is_cjk
@@ -225,6 +227,8 @@ class Item:
     """``past`` (``lived``), ``ing`` (``painting``) or empty: the form of a Latin word."""
     base: str = ""
     clause: int = 0
+    governed: bool = False
+    """A negation of its clause stands before it (content items only)."""
 
 
 def _base(word: str) -> str:
@@ -396,10 +400,19 @@ def _analyse(text: str) -> _Window:
 
 
 def _content_items(content: str, window: tuple[Item, ...]) -> list[Item]:
+    """The content's items, each marked when a negation of its own clause governs it."""
     present = {i.key for i in window}
-    items = _clause_items(SUBJECT_PHRASE.sub(" ", content), 0)
-    # A preposition the text does not have is a free function word of the restatement.
-    return [i for i in items if i.key not in _PREPOSITION or i.key in present]
+    out: list[Item] = []
+    for index, (clause, _question, _request) in enumerate(
+        _clauses(SUBJECT_PHRASE.sub(" ", content))
+    ):
+        negated = False
+        for item in _clause_items(clause, index):
+            if item.key in _PREPOSITION and item.key not in present:
+                continue  # a preposition the text lacks is a free word of the restatement
+            out.append(replace(item, governed=negated))
+            negated = negated or item.kind == NEGATION
+    return out
 
 
 _KIND = {PERSON: TERM}
@@ -438,6 +451,12 @@ def _agrees(content: list[Item], window: _Window, where: list[int], statement: b
             return False  # a modality or time the content leaves out
     if not statement:
         return True
+    for k, i in enumerate(where):
+        if items[i].kind != NEGATION and window.scoped[i] != content[k].governed:
+            return False  # a negation governs it on one side only
+        operator = content[k].kind in (NEGATION, MARK)
+        if operator and k + 1 < len(where) and items[where[k + 1]].clause != items[i].clause:
+            return False  # a negation or modal borrowed from another clause
     negated = any(window.scoped[i] and items[i].kind != NEGATION for i in where)
     if negated != any(i.kind == NEGATION for i in content):
         return False
