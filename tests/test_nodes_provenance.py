@@ -110,3 +110,29 @@ def test_date_time_fields_are_typed_as_date_time(pg_dsn: str) -> None:
     prop = schemas["save_user_preference"]["function"]["parameters"]["properties"]["expires_at"]
     variants = prop.get("anyOf", [prop])
     assert any(v.get("format") == "date-time" for v in variants), prop
+
+
+@FLAVOURS
+def test_the_review_and_the_record_carry_the_whole_sentence_not_the_cut_quote(
+    pg_dsn: str, flavour: str
+) -> None:
+    """Issue 26 §1: a model quotes a fragment; the review shows, and the record keeps, the
+    whole sentence of the user's message it sits in."""
+    message = "Morning! No, I prefer tea, not coffee. See you."
+    candidates = [
+        {"kind": "fact", "content": "User prefers tea", "quote": "fer te", "message_index": 0},
+        {"kind": "fact", "content": "User prefers coffee", "quote": "coffee", "message_index": 0},
+    ]
+    extractor = RunnableLambda(lambda _w: [dict(c) for c in candidates])
+    with harness_on(pg_dsn, flavour, extractor=extractor) as h:
+        out = h.invoke({"messages": [HumanMessage(message, id="m-1")]}, cfg("t1"), context=CTX)
+        assert out["extraction"]["proposed"] == 1
+        assert out["extraction"]["unsupported"] == 1
+        _, request = h.pending_review("t1")
+        (r,) = request["action_requests"]
+        widened = "No, I prefer tea, not coffee."
+        assert r["quote"] == widened and r["evidence"]["quote"] == widened
+        assert f'the user said: "{widened}"' in r["description"]
+        h.resume_review(owner=ALICE, thread_id="t1", decisions=decide_all(request))
+        (record,) = h.store.list_records(ALICE)
+        assert record.provenance.quote == widened

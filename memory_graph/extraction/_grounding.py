@@ -1,38 +1,32 @@
 """Grounding: a candidate must quote a human message of the window, verbatim, and its
-content must be supported by that quote.
+content must be supported by that quote, widened to its whole sentence.
 
 Quotes and message texts are compared after NFKC normalisation and whitespace folding.
 A candidate that cites an assistant, tool or system message is dropped. A keyed value must
 itself be words of the quoted human message, and a fact's content must not borrow words
-that only the assistant (or a tool) said. :func:`supported` then binds the content (or
-value) to the quote with the support rule of :mod:`._support`.
+that only the assistant (or a tool) said. :func:`evidence_quote` then widens the quote to
+the whole sentence(s) of the message around it (a substring or mid-word quote cannot cut
+off a negation, modal or question) and keeps the first widening that supports the content
+(or value) under the support rule of :mod:`._support`: that widened quote is the one stored
+as the candidate's evidence and shown for review.
 """
 
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Sequence
 
 from langchain_core.messages import BaseMessage, HumanMessage
 
+from ._clause import fold, widen
 from ._patterns import message_text
 from ._schema import CandidateModel
-from ._support import clause_of, supports
+from ._support import supports
 
-__all__ = ["fold", "ground", "supported"]
+__all__ = ["evidence_quote", "fold", "ground", "supported"]
 
 _WORDS = re.compile(r"[^\W\d_]{3,}")
 _CJK_RUN = re.compile(r"[\u4e00-\u9fff]{2,}")
-
-
-def fold(text: str) -> str:
-    """NFKC-normalise ``text`` and fold every whitespace run into one space.
-
-    >>> fold("call\\u00a0me   Ｓａｍ ")
-    'call me Sam'
-    """
-    return " ".join(unicodedata.normalize("NFKC", text).split())
 
 
 def _tokens(text: str) -> set[str]:
@@ -88,22 +82,54 @@ def ground(messages: Sequence[BaseMessage], candidate: CandidateModel) -> int | 
     return index
 
 
-def supported(candidate: CandidateModel) -> bool:
-    """Whether the candidate's content (or keyed value) is carried by its own quote.
+def supported(candidate: CandidateModel, widened: str | None = None) -> bool:
+    """Whether the candidate's content (or keyed value) is carried by its quote.
 
-    A statement (``set``) keeps the quote's polarity; a retraction's quote negates what it
-    names, so only its terms are checked. A retraction that names nothing has nothing to
-    support.
+    Args:
+        candidate: a validated candidate.
+        widened: its quote widened to the whole sentence(s) of the message (see
+            :func:`evidence_quote`); the quote itself when ``None``.
+
+    A statement (``set``) keeps the polarity, modality, time, numbers, mood and actor of
+    the clause its words come from; a retraction's quote negates what it names, so only
+    its terms, their order, the actor and the mood are checked. A retraction that names
+    nothing has nothing to support.
     """
     keyed = candidate.key is not None
     text = candidate.value if keyed else candidate.content
     if text is None or not text.strip():
         return candidate.action == "retract"
-    scope = clause_of(fold(candidate.quote), fold(text)) if keyed else None
     return supports(
         candidate.quote,
         text,
         statement=candidate.action == "set",
-        polarity_of=scope,
         keyed=keyed,
+        widened=widened,
     )
+
+
+def evidence_quote(message: BaseMessage, candidate: CandidateModel) -> str | None:
+    """The candidate's quote widened to the whole sentence(s) of ``message`` around it.
+
+    Args:
+        message: the human message :func:`ground` found for the candidate.
+        candidate: the candidate.
+
+    Returns:
+        The first widening (in the message's order) that supports the candidate, folded
+        (:func:`fold`); ``None`` when none does.
+
+    >>> from langchain_core.messages import HumanMessage
+    >>> c = CandidateModel(kind="fact", content="User eats meat", quote="eat meat",
+    ...                    message_index=0)
+    >>> evidence_quote(HumanMessage("I don't eat meat."), c) is None
+    True
+    >>> c = CandidateModel(kind="fact", content="User prefers tea", quote="prefer tea",
+    ...                    message_index=0)
+    >>> evidence_quote(HumanMessage("No, I prefer tea. Thanks!"), c)
+    'No, I prefer tea.'
+    """
+    for widened in widen(message_text(message), candidate.quote):
+        if supported(candidate, widened):
+            return widened
+    return None

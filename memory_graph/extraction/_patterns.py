@@ -23,6 +23,7 @@ from typing import Any
 from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.runnables import Runnable, RunnableLambda
 
+from ._clause import ABBREVIATION, SPLIT
 from ._schema import CandidateModel
 
 __all__ = ["create_pattern_extractor", "extract_patterns", "message_text"]
@@ -44,8 +45,8 @@ def message_text(message: BaseMessage) -> str:
 
 # --------------------------------------------------------------------------- sentence filters
 
-_SPLIT = re.compile(r"(?<=[!?。！？;；\n])|(?<=\.)(?=\s)")
-_ABBREVIATION = re.compile(r"\b(?:Dr|Mr|Mrs|Ms|Prof|St|Jr|Sr|Mx)\.$")
+# One sentence split for the quotes written here and the quotes grounding widens.
+_SPLIT, _ABBREVIATION = SPLIT, ABBREVIATION
 _HYPOTHETICAL = re.compile(
     r"\b(?:if|suppose|supposing|imagine|pretend|hypothetically|what if|were i|i wish|"
     r"role-?play)\b|假如|如果|要是|假设|想象|假装|万一|倘若|的话|角色扮演",

@@ -17,7 +17,7 @@ from langchain_core.runnables import Runnable
 from ..errors import ValidationError
 from ..guard import GuardVerdict, check
 from ..time import Clock, ensure_aware, system_clock
-from ._grounding import ground, supported
+from ._grounding import evidence_quote, ground
 from ._patterns import extract_patterns
 from ._schema import Candidate, CandidateModel
 
@@ -123,10 +123,12 @@ def finish_extraction(
         if index is None:
             ungrounded += 1
             continue
-        if not supported(model):
+        quote = evidence_quote(window[index], model)
+        if quote is None:
             unsupported += 1
             continue
-        text = " ".join(p for p in (model.quote, model.value, model.content) if p)
+        # The guard reads what would be stored: the widened quote, value and content.
+        text = " ".join(p for p in (quote, model.value, model.content) if p)
         verdict = guard(text)
         if not verdict.allowed:
             blocked += 1
@@ -144,7 +146,7 @@ def finish_extraction(
                 key=model.key,
                 value=model.value,
                 content=model.content,
-                quote=model.quote,
+                quote=quote,  # widened to its whole sentence(s)
                 message_index=index,
                 source_event_id=window[index].id,
                 thread_id=thread_id,
