@@ -15,7 +15,15 @@ variation and deliberate evasion have been undone:
   ``f.e.l.o.n.y``, ``國/民/黨``); single digits spaced apart are joined;
 - ``O``/``o`` and ``l``/``I`` inside a run of digits become ``0`` and ``1``;
 - Chinese digit strings (``四三〇一…``) become ASCII digits and Chinese amounts with units
-  (``两万三``, ``一百二十七万``) become numbers (``cn2an``).
+  (``两万三``, ``一百二十七万``) become numbers (``cn2an``);
+- English numbers in words become digits: three or more digit words in a row
+  (``four one five, five five five``) digit by digit, keeping a break between groups as
+  one space, and compound amounts (``sixty-eight thousand``, ``two hundred and forty``)
+  through ``word2number``; a lone ``three`` or ``one`` stays a word;
+- leetspeak inside a word (``d1abetes``, ``s@lary``, ``th3rapist``) becomes letters: a
+  ``0 1 3 4 5 7 @ $`` between two letters, or opening a word, in a word with a run of
+  three letters (ids and postcodes such as ``G3002704`` or ``K1A 0B1`` have none; an
+  e-mail address is left alone).
 
 Separators inside numbers (spaces, dashes, dots, slashes) are kept: amounts need their
 decimal point, and the number detectors read digit groups themselves.
@@ -196,6 +204,36 @@ _CN_AMOUNT = re.compile(
 )
 _CN_DIGIT_VALUE = {c: str(i) for i, c in enumerate("零一二三四五六七八九")} | {"〇": "0"}
 
+_EN_DIGIT_VALUE = {
+    w: str(i) for i, w in enumerate("zero one two three four five six seven eight nine".split())
+} | {"oh": "0", "nought": "0"}
+_EN_DIGIT = r"(?:zero|oh|nought|one|two|three|four|five|six|seven|eight|nine)"
+_EN_DIGITS = re.compile(
+    rf"(?<![A-Za-z'-])(?i:{_EN_DIGIT}(?:(?:[ ]?[,-][ ]?|[ ]){_EN_DIGIT}){{2,}})(?![A-Za-z'-])"
+)
+_EN_UNIT = r"(?:one|two|three|four|five|six|seven|eight|nine)"
+_EN_SMALL = (
+    r"(?:(?:twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)(?:[ -]" + _EN_UNIT + r")?|"
+    r"ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|"
+    + _EN_UNIT
+    + ")"
+)
+_EN_HUNDREDS = rf"(?:(?:{_EN_SMALL}|a) hundred(?: (?:and )?{_EN_SMALL})?)"
+_EN_AMOUNT = re.compile(
+    r"(?<![A-Za-z'-])(?i:"
+    rf"(?:{_EN_HUNDREDS}|{_EN_SMALL}|a) (?:thousand|million|billion)"
+    rf"(?:,? (?:and )?(?:{_EN_HUNDREDS}|{_EN_SMALL}))?"
+    rf"|{_EN_HUNDREDS}"
+    r"|(?:twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)[ -]" + _EN_UNIT + r")"
+    r"(?![A-Za-z'-])"
+)
+_LEET = re.compile(
+    r"(?<=[a-z])[013457@$](?=[a-z])|(?<![A-Za-z0-9@$.])[0@$4](?=[a-z]{2})", re.IGNORECASE
+)
+_LEET_VALUE = {"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s"}
+_LEET_WORD = re.compile(r"\S+")
+_LETTER_RUN = re.compile(r"[A-Za-z]{3}")
+
 
 def _delete_matches(pieces: list[_Piece], pattern: re.Pattern[str], text: str) -> str:
     """Delete the separators inside each match of ``pattern``; return the new text."""
@@ -248,6 +286,68 @@ def _cn2an(run: str) -> str | None:
     return str(int(value)) if float(value).is_integer() else str(value)
 
 
+def _word2num(run: str) -> str | None:
+    from word2number import w2n
+
+    try:
+        value = w2n.word_to_num(run.lower().replace("-", " ").replace(",", ""))
+    except ValueError:
+        return None
+    return str(value)
+
+
+def _replace_runs(pieces: list[_Piece], text: str, runs: list[tuple[int, int, str]]) -> str:
+    """Replace ``text[start:end]`` by ``value`` for each run (the value takes the first
+    character's piece and the run's whole original range; the rest is deleted)."""
+    if not runs:
+        return text
+    owner = _owners(pieces)
+    for start, end, value in runs:
+        first, last = owner[start], owner[end - 1]
+        pieces[first] = [value, pieces[first][1], pieces[last][2]]
+        for i in range(start + 1, end):
+            if owner[i] != first:
+                pieces[owner[i]][0] = ""
+    return _text(pieces)
+
+
+def _english_numbers(pieces: list[_Piece], text: str) -> str:
+    """English digit words and amounts in words to ASCII digits."""
+    runs: list[tuple[int, int, str]] = []
+    for m in _EN_DIGITS.finditer(text):
+        pos = m.start()
+        for word in re.finditer(r"[A-Za-z]+|[^A-Za-z]+", m.group(0)):
+            chunk = word.group(0)
+            if chunk[0].isalpha():
+                value = _EN_DIGIT_VALUE[chunk.lower()]
+            else:
+                value = " " if ("," in chunk or "-" in chunk) else ""
+            runs.append((pos + word.start(), pos + word.end(), value))
+    taken = [(a, b) for a, b, _ in runs]
+    for m in _EN_AMOUNT.finditer(text):
+        if any(a < m.end() and m.start() < b for a, b in taken):
+            continue
+        value = _word2num(m.group(0))
+        if value is not None:
+            runs.append((m.start(), m.end(), value))
+    return _replace_runs(pieces, text, sorted(runs))
+
+
+def _leet(pieces: list[_Piece], text: str) -> str:
+    """Leetspeak characters inside words to the letters they stand for."""
+    owner: list[int] | None = None
+    for word in _LEET_WORD.finditer(text):
+        chunk = word.group(0)
+        if not _LETTER_RUN.search(chunk) or ("@" in chunk and "." in chunk.split("@", 1)[1]):
+            continue
+        if "://" in chunk:
+            continue
+        for m in _LEET.finditer(chunk):
+            owner = owner or _owners(pieces)
+            pieces[owner[word.start() + m.start()]][0] = _LEET_VALUE[m.group(0)]
+    return _text(pieces) if owner else text
+
+
 def _numbers(pieces: list[_Piece], text: str) -> str:
     """Look-alike digits, Chinese digit strings and Chinese amounts to ASCII numbers."""
     matches = list(_DIGIT_LOOKALIKE.finditer(text))
@@ -286,6 +386,9 @@ def _numbers(pieces: list[_Piece], text: str) -> str:
 
 
 _STEPS = any_match(
+    _EN_DIGITS,
+    _EN_AMOUNT,
+    _LEET,
     _SPACED_CJK,
     _SPACED_SYMBOL,
     _SPACED_LATIN,
@@ -372,6 +475,8 @@ def _normalize_all(text: str) -> Normalized:
     current = _join_spaced_latin(pieces, current, _SPACED_LATIN)
     for pattern in (_SPLIT_WORD, _SPACED_DIGITS, _EXTRA_SPACES):
         current = _delete_matches(pieces, pattern, current)
+    current = _leet(pieces, current)
+    current = _english_numbers(pieces, current)
     _numbers(pieces, current)
     out, starts, ends = _rebuild(pieces)
     return Normalized(text, out, tuple(starts), tuple(ends))

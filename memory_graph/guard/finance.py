@@ -192,7 +192,21 @@ _INCOME_EN = re.compile(
     r"overdraft|paid|make|makes|made|earn|earns|earned|earning|lost|losing|down|"
     r"checking account|my checking|in checking|severance|raise|offer|signing|rsus?|equity|"
     r"emergency fund|nest egg|"
-    r"in savings|savings account|brokerage|collections?|interest|net|netting|clear|clearing)\b"
+    r"in savings|savings account|brokerage|collections?|interest|net|netting|clear|clearing|"
+    r"pay (?:it|them|this|that) (?:off|down)|paying (?:it |them )?(?:off|down)|"
+    r"store cards?|credit cards|medical bills|on (?:a|my|two|three|four|several) "
+    r"(?:\w+ )?cards?)\b"
+)
+# A person's earnings: a subject, an earning verb, then a big or periodic amount
+# ("I earn 68k", "he brings in 3k", "I take home about 5,200 a month"). A purchase word
+# elsewhere in the sentence ("how should we split the bills") does not make it a price.
+_EARNS_EN = re.compile(
+    r"\b(?:i|we|he|she|they|my \w+|(?:my|our) \w+ (?:and i|and me))\s+(?:\w+ly\s+)?"
+    r"(?:earn|earns|make|makes|made|take home|takes home|bring in|brings in|bring home|"
+    r"brings home|gross|grosses|net|nets|clear|clears|pull in|pulls in)\s+"
+    r"(?:about |around |roughly |almost |nearly |over |under |just |like |maybe )?"
+    r"[$€£¥]?\d[\d,]*(?:\.\d+)?\s?(?:k|grand|thousand|million|m|(?:a|an|per|/) ?"
+    r"(?:year|yr|month|mo|week|wk|hour|hr))?\b"
 )
 _WEAK_EN = frozenset(
     "paid|make|makes|made|earn|earns|earned|earning|losing|down|offer|raise|rent|budget|"
@@ -279,6 +293,9 @@ def _status(sent: Sentence) -> list[Cue]:
     if amount and not _BUSINESS_EN.search(low):
         for start, end, _ in _TYPOS.find(low):
             cues.append(Cue("finance", reason_amount, start, end, "strong"))
+    earns = _EARNS_EN.search(low)
+    if earns and _BIG_OR_PERIODIC.search(earns.group(0)):
+        cues.append(Cue("finance", reason_amount, earns.start(), earns.end(), "strong"))
     if amount:
         for term in _INCOME_EN.finditer(low):
             weak = term.group(0) in _WEAK_EN or _BUSINESS_EN.search(low) is not None
@@ -300,11 +317,11 @@ def detect(sent: Sentence) -> list[Cue]:
     return (_cards_and_accounts(sent) if sent.has_digit else []) + _status(sent)
 
 
-# Every status cue is a match of _STATUS_EN, or a term or typo looked for only after
+# Every status cue is a match of _STATUS_EN or _EARNS_EN, or a term or typo looked for only after
 # _AMOUNT_EN matches (on the lowered sentence); in Chinese also _STATUS_ZH, a term
 # looked for only after _AMOUNT_ZH matches (on the unquoted sentence) and _PACKAGE.
-_GATE_LOW = any_match(_STATUS_EN, _AMOUNT_EN)
-_GATE_LOW_ZH = any_match(_STATUS_EN, _AMOUNT_EN, _PACKAGE)
+_GATE_LOW = any_match(_STATUS_EN, _AMOUNT_EN, _EARNS_EN)
+_GATE_LOW_ZH = any_match(_STATUS_EN, _AMOUNT_EN, _PACKAGE, _EARNS_EN)
 _GATE_ZH = any_match(_STATUS_ZH, _AMOUNT_ZH)
 
 
