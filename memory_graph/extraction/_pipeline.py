@@ -15,7 +15,7 @@ from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.runnables import Runnable
 
 from ..errors import ValidationError
-from ..guard import GuardVerdict, check
+from ..guard import GuardVerdict, check, with_declared
 from ..time import Clock, ensure_aware, system_clock
 from ._grounding import ground, supported
 from ._patterns import extract_patterns
@@ -127,7 +127,7 @@ def finish_extraction(
             unsupported += 1
             continue
         text = " ".join(p for p in (model.quote, model.value, model.content) if p)
-        verdict = guard(text)
+        verdict = with_declared(guard(text), model.sensitivity)  # a model can only add a block
         if not verdict.allowed:
             blocked += 1
             name = verdict.category or "unknown"

@@ -23,7 +23,7 @@ variation and deliberate evasion have been undone:
 - leetspeak inside a word (``d1abetes``, ``s@lary``, ``th3rapist``) becomes letters: a
   ``0 1 3 4 5 7 @ $`` between two letters, or opening a word, in a word with a run of
   three letters (ids and postcodes such as ``G3002704`` or ``K1A 0B1`` have none; an
-  e-mail address is left alone).
+  e-mail address and terms of art such as ``HbA1c`` or ``H1N1`` are left alone).
 
 Separators inside numbers (spaces, dashes, dots, slashes) are kept: amounts need their
 decimal point, and the number detectors read digit groups themselves.
@@ -233,6 +233,11 @@ _LEET = re.compile(
 _LEET_VALUE = {"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s"}
 _LEET_WORD = re.compile(r"\S+")
 _LETTER_RUN = re.compile(r"[A-Za-z]{3}")
+_TERM_OF_ART = re.compile(
+    r"(?i)\W*(?:(?:hb)?a1c|[bdk]\d{1,2}|h\dn\d|cd\d+|her2|brca\d|apoe\d|il-?\d+|t[12]d|"
+    r"covid-?19|sars-cov-2|ca-?\d+|mp[34]|ipv[46]|[a-z]\d[a-z]\d?)(?:'?s)?\W*"
+)
+"""Letters and digits that are a name as written (lab values, genes, viruses, vitamins)."""
 
 
 def _delete_matches(pieces: list[_Piece], pattern: re.Pattern[str], text: str) -> str:
@@ -340,7 +345,7 @@ def _leet(pieces: list[_Piece], text: str) -> str:
         chunk = word.group(0)
         if not _LETTER_RUN.search(chunk) or ("@" in chunk and "." in chunk.split("@", 1)[1]):
             continue
-        if "://" in chunk:
+        if "://" in chunk or _TERM_OF_ART.fullmatch(chunk):
             continue
         for m in _LEET.finditer(chunk):
             owner = owner or _owners(pieces)

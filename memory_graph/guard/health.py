@@ -259,11 +259,14 @@ _WEAK_ZH = frozenset(
     "移植|胚胎|月子|坐月子|新冠|甲流|肺炎|支气管炎|韧带|半月板|骨折|想死|降压|降糖|抗凝|"
     "抗病毒|低密度".split("|")
 )
-# A specialty or disease naming an event ("心内科新技术研讨会"), not a patients' meeting.
+# A specialty or disease naming an event ("心内科新技术研讨会") or an institution
+# ("肿瘤医院", "胸科医院"), not a patients' meeting or a stay.
 _EVENT_ZH = re.compile(
     r"(?:(?!病友|患者|家属)[^，。,.!?！？、\s]){0,6}?"
     r"(?:交流大会|交流会|研讨会|大会|论坛|峰会|学术会议|年会|博览会|展览会|讲座|招聘会|培训班)"
+    r"|(?:科)?(?:医院|专科医院|研究所|研究院|研究中心|学会|协会|基金会|领域)"
 )
+_STAY_ZH = re.compile(r"住院|看病|就诊|确诊|复查|化疗|治疗中|陪[^，。]{0,4}(?:看|住)|挂号")
 
 
 _ASKING = re.compile(
@@ -308,8 +311,8 @@ def detect(sent: Sentence) -> list[Cue]:
             word = m.group(0)
             if word.isascii() and _in_latin_word(low, m.start(), m.end()):
                 continue  # "ct" of "construction" in an e-mail address
-            if _EVENT_ZH.match(low, m.end()):
-                continue  # a specialty naming an event: 心内科交流大会
+            if _EVENT_ZH.match(low, m.end()) and not _STAY_ZH.search(low):
+                continue  # a specialty naming an event or a place: 心内科交流大会, 肿瘤医院
             if word == "过敏" and not _ALLERGY_ZH.search(text):
                 continue
             kind = (

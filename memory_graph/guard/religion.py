@@ -55,6 +55,10 @@ _NOT_FAITH = re.compile(
     r"\bconvert (?:\d|this|that|it|to celsius|to fahrenheit|to pdf|the)\b|"
     r"\bconfirmed (?:the|my|it|that|booking)\b|"
     r"\blent (?:me|him|her|them|it|my|you)\b|\bretreat (?:center|venue)? ?for (?:the|our) team\b"
+    # a congregation as the people one knows, or a building: who, not what one believes
+    r"|\b(?:friends?|people|folks|someone|guys|ladies|members?) (?:from|at) (?:the |my |our )?church\b"
+    r"|\bchurch\s+(?:friends?|folks|people|ladies|guys|parking lot|building|hall|sale|fair|"
+    r"potluck|bake sale|basement|steps)\b"
 )
 _ZH = re.compile(
     r"(?:信|信仰|信奉|皈依|改信|信了|信的是|归信)(?:了)?[\u4e00-\u9fff]{0,4}(?:教|佛|主|真主|上帝|"
