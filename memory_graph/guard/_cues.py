@@ -456,7 +456,9 @@ class Sentence:
 
 
 _DIGIT = re.compile(r"\d")
-_ROMAN_I = re.compile(r"(?<=[a-z]{3}) i\b(?= ?(?:and|or|vs\.?|versus|/|,|to) (?:[a-z]+ )?(?:ii|2)\b)")
+_ROMAN_I = re.compile(
+    r"(?<=[a-z]{3}) i\b(?= ?(?:and|or|vs\.?|versus|/|,|to) (?:[a-z]+ )?(?:ii|2)\b)"
+)
 _ABBREVIATIONS = frozenset(
     "no nr dr mr mrs ms st apt vs eg ie etc jr sr ave rd acc acct tel ph ext inc ltd co "
     "dept approx est fig mt ft jan feb mar apr jun jul aug sep sept oct nov dec".split()

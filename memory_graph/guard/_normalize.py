@@ -332,9 +332,9 @@ def _english_numbers(pieces: list[_Piece], text: str) -> str:
     for m in _EN_AMOUNT.finditer(text):
         if any(a < m.end() and m.start() < b for a, b in taken):
             continue
-        value = _word2num(m.group(0))
-        if value is not None:
-            runs.append((m.start(), m.end(), value))
+        amount = _word2num(m.group(0))
+        if amount is not None:
+            runs.append((m.start(), m.end(), amount))
     return _replace_runs(pieces, text, sorted(runs))
 
 

@@ -273,8 +273,10 @@ _ASKING = re.compile(
     r"^\W*(?:is|are|was|does|do|did|can|could|should|would|will|what|what's|how|why|which|"
     r"when|where|who)\b"
 )
-_ABOUT_DRUG = re.compile(r"(?:'s)?\s+(?:ad|ads|advert|commercial|campaign|maker|patent|price|"
-                         r"shortage|recall|lawsuit|stock|sales)\b")
+_ABOUT_DRUG = re.compile(
+    r"(?:'s)?\s+(?:ad|ads|advert|commercial|campaign|maker|patent|price|"
+    r"shortage|recall|lawsuit|stock|sales)\b"
+)
 
 
 def _in_latin_word(low: str, start: int, end: int) -> bool:
@@ -350,19 +352,18 @@ def detect(sent: Sentence) -> list[Cue]:
     if sent.zh:
         for m in _LAB_ZH.finditer(low):
             cues.append(Cue("health", reason, m.start(), m.end(), "strong"))
-    if True:
-        # a drug named by the dictionary: strong when the sentence is about a person,
-        # weak (needs a disclosure verb) in a question or a remark about the drug itself
-        asked = _ASKING.match(low) is not None
-        for start, end in find_drugs(low):
-            if _in_latin_word(low, start, end):
-                continue
-            # "Entresto's ad" reads as a name: the drug is not a person
-            about = bool(sent.selves) or any(not (a <= start < b) for a, b in sent.others)
-            kind = "strong" if about or not asked else "weak"
-            if not about and _ABOUT_DRUG.match(low, end):
-                kind = "weak"
-            cues.append(Cue("health", reason, start, end, kind))  # type: ignore[arg-type]
+    # a drug named by the dictionary: strong when the sentence is about a person, weak
+    # (needs a disclosure verb) in a question or a remark about the drug itself
+    asked = _ASKING.match(low) is not None
+    for start, end in find_drugs(low):
+        if _in_latin_word(low, start, end):
+            continue
+        # "Entresto's ad" reads as a name: the drug is not a person
+        about = bool(sent.selves) or any(not (a <= start < b) for a, b in sent.others)
+        kind = "strong" if about or not asked else "weak"
+        if not about and _ABOUT_DRUG.match(low, end):
+            kind = "weak"
+        cues.append(Cue("health", reason, start, end, kind))  # type: ignore[arg-type]
     for m in _MORPHOLOGY_EN.finditer(low):
         cues.append(Cue("health", reason, m.start(), m.end(), "weak"))
     for m in _EUPHEMISM_EN.finditer(low):
@@ -384,8 +385,8 @@ def detect(sent: Sentence) -> list[Cue]:
 
 
 # Every cue of :func:`detect` is a match of one of these (on the lowered unquoted
-# sentence), of _RECOVERY_GROUP (on the unquoted sentence), a dictionary drug or a typo; _DOSE only changes
-# the kind of cues already found, and the figurative patterns only remove cues.
+# sentence), of _RECOVERY_GROUP (on the unquoted sentence), a dictionary drug or a
+# typo; _DOSE only changes the kind of cues already found, and the figurative patterns only remove cues.
 _GATE_LOW = any_match(_HEALTH_EN, _LAB_EN, _ALLERGY_EN, _CLEAN_EN, _MORPHOLOGY_EN, _EUPHEMISM_EN)
 _GATE_LOW_ZH = any_match(
     _HEALTH_ZH, _LAB_ZH, _HEALTH_EN, _LAB_EN, _ALLERGY_EN, _CLEAN_EN, _MORPHOLOGY_EN, _EUPHEMISM_EN

@@ -56,7 +56,8 @@ _NOT_FAITH = re.compile(
     r"\bconfirmed (?:the|my|it|that|booking)\b|"
     r"\blent (?:me|him|her|them|it|my|you)\b|\bretreat (?:center|venue)? ?for (?:the|our) team\b"
     # a congregation as the people one knows, or a building: who, not what one believes
-    r"|\b(?:friends?|people|folks|someone|guys|ladies|members?) (?:from|at) (?:the |my |our )?church\b"
+    r"|\b(?:friends?|people|folks|someone|guys|ladies|members?) (?:from|at) "
+    r"(?:the |my |our )?church\b"
     r"|\bchurch\s+(?:friends?|folks|people|ladies|guys|parking lot|building|hall|sale|fair|"
     r"potluck|bake sale|basement|steps)\b"
 )
