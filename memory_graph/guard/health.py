@@ -386,7 +386,8 @@ def detect(sent: Sentence) -> list[Cue]:
 
 # Every cue of :func:`detect` is a match of one of these (on the lowered unquoted
 # sentence), of _RECOVERY_GROUP (on the unquoted sentence), a dictionary drug or a
-# typo; _DOSE only changes the kind of cues already found, and the figurative patterns only remove cues.
+# typo; _DOSE only changes the kind of cues already found, and the figurative patterns
+# only remove cues.
 _GATE_LOW = any_match(_HEALTH_EN, _LAB_EN, _ALLERGY_EN, _CLEAN_EN, _MORPHOLOGY_EN, _EUPHEMISM_EN)
 _GATE_LOW_ZH = any_match(
     _HEALTH_ZH, _LAB_ZH, _HEALTH_EN, _LAB_EN, _ALLERGY_EN, _CLEAN_EN, _MORPHOLOGY_EN, _EUPHEMISM_EN
