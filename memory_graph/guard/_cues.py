@@ -262,6 +262,7 @@ _TOPIC_EN = re.compile(
     r"tourist|history of|origin of|why do people|people who|someone who|a friend who asked|"
     r"read that|heard that|trending|hype|in the news|differ|differs)\b"
 )
+_WHICH_ZH = re.compile(r"[和与跟还是或][^，。,]{1,10}?哪(?:个|种|一个|一种|类)|区别")
 _ASKING_EN = re.compile(r"^\W*(?:is|are|was|were|does|do|did|what|what's|which|how|why)\b")
 _QUESTION_EN = re.compile(
     r"^\W*(?:how (?:is|are|does|do|did|can|long does)|what's the|what (?:is|are|causes|happens)|"
@@ -411,11 +412,15 @@ class Sentence:
     @_once
     def topic(self) -> bool:
         """Topic talk, research, fiction, hypotheticals, examples; a question with nobody
-        in it (``is X an antipsychotic``)."""
+        in it (``is X an antipsychotic``, ``X和Y哪个好``); subtypes named side by side
+        (``bipolar I and bipolar II``)."""
         return (
             bool(_TOPIC_ZH.search(self.text) if self.zh else False)
             or bool(_TOPIC_EN.search(self.low))
             or bool(_QUESTION_EN.match(self.low))
+            or " 1 " in self.low
+            and _ROMAN_I.search(self.low.replace(" 1 ", " i ")) is not None
+            or (self.zh and not self.selves and not self.others and _WHICH_ZH.search(self.text))
             or (
                 _ASKING_EN.match(self.low) is not None
                 and not self.selves

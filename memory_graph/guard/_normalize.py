@@ -230,6 +230,16 @@ _EN_AMOUNT = re.compile(
 _LEET = re.compile(
     r"(?<=[a-z])[013457@$](?=[a-z])|(?<![A-Za-z0-9@$.])[0@$4](?=[a-z]{2})", re.IGNORECASE
 )
+_EN_WORD = (
+    r"(?:zero|oh|nought|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
+    r"thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|"
+    r"fifty|sixty|seventy|eighty|ninety|hundred|thousand|million|billion|a)"
+)
+_EN_GATE = re.compile(rf"(?<![a-z]){_EN_WORD}(?:[ ]?[,-][ ]?|[ ]){_EN_WORD}(?![a-z])")
+"""On the lowered text: two number words side by side, which every match of
+:data:`_EN_DIGITS` and :data:`_EN_AMOUNT` has (a cheap test before those two)."""
+_LEET_GATE = re.compile(r"[a-z][013457@$][a-z]|(?<![a-z0-9@$.])[0@$4][a-z]{2}")
+"""On the lowered text: every match of :data:`_LEET` is a match of this."""
 _LEET_VALUE = {"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s"}
 _LEET_WORD = re.compile(r"\S+")
 _LETTER_RUN = re.compile(r"[A-Za-z]{3}")
@@ -318,6 +328,8 @@ def _replace_runs(pieces: list[_Piece], text: str, runs: list[tuple[int, int, st
 
 def _english_numbers(pieces: list[_Piece], text: str) -> str:
     """English digit words and amounts in words to ASCII digits."""
+    if _EN_GATE.search(text.lower()) is None:
+        return text
     runs: list[tuple[int, int, str]] = []
     for m in _EN_DIGITS.finditer(text):
         pos = m.start()
@@ -340,6 +352,8 @@ def _english_numbers(pieces: list[_Piece], text: str) -> str:
 
 def _leet(pieces: list[_Piece], text: str) -> str:
     """Leetspeak characters inside words to the letters they stand for."""
+    if _LEET_GATE.search(text.lower()) is None:
+        return text
     owner: list[int] | None = None
     for word in _LEET_WORD.finditer(text):
         chunk = word.group(0)
@@ -391,9 +405,6 @@ def _numbers(pieces: list[_Piece], text: str) -> str:
 
 
 _STEPS = any_match(
-    _EN_DIGITS,
-    _EN_AMOUNT,
-    _LEET,
     _SPACED_CJK,
     _SPACED_SYMBOL,
     _SPACED_LATIN,
@@ -404,7 +415,8 @@ _STEPS = any_match(
     _CN_DIGITS,
     _CN_AMOUNT,
 )
-"""Every pattern a step after folding and simplification edits the text at."""
+"""Every pattern a step after folding and simplification edits the text at, with
+:data:`_EN_GATE` and :data:`_LEET_GATE` (tested on the lowered text)."""
 
 
 class _OneForOneFolds(dict[int, str | None]):
@@ -443,7 +455,12 @@ def _folded_only(text: str) -> str | None:
         joined = "".join(_CJK.findall(folded))
         if str(_t2s().convert(joined)) != joined:
             return None
-    return folded if _STEPS.search(folded) is None else None
+    if _STEPS.search(folded) is not None:
+        return None
+    low = folded.lower()
+    if _EN_GATE.search(low) is not None or _LEET_GATE.search(low) is not None:
+        return None
+    return folded
 
 
 def normalize(text: str) -> Normalized:

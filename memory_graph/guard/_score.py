@@ -41,8 +41,9 @@ _IMPLICIT_ZH = re.compile(
 _ACT_ZH = re.compile(
     r"在吃|吃了|吃着|要吃|都吃|靠|服用|在用|用了|打了|做了|做过|做完|刚做|要做|去做|查出|确诊|诊断|得了|"
     r"患了|住了|住院|开了|换成|装了|戴了|欠了|还了|借了|信了|入了|受了|去了|每天|每晚|每周|每个月|"
-    r"一直|正在|刚|又"
+    r"一直|正在|刚|又|还去|也去|常去|都去|每次"
 )
+_SELF_LEAD_ZH = re.compile(r"^\W*(?:我|我们|俺|本人)(?!的?(?:" + REL_ZH + "))")
 """An act or a habit in a clause with nobody named: a Chinese statement drops its subject
 (``一直在吃降压药``, ``去年做了心脏搭桥``), and the subject is the speaker."""
 _IMPLICIT_EN = re.compile(
@@ -87,9 +88,11 @@ def bound(sent: Sentence, cue: Cue) -> str | None:
         implicit = (
             (sent.zh and _IMPLICIT_ZH.search(head.rstrip()[-4:] if head else ""))
             or (
+                # no subject, or the speaker as the subject of an earlier clause (a
+                # Chinese topic chain: 我初一十五吃素，还去庙里烧香)
                 sent.zh
-                and not sent.selves
                 and not sent.others
+                and (not sent.selves or _SELF_LEAD_ZH.match(sent.text) is not None)
                 and _ACT_ZH.search(clause[-10:]) is not None
             )
             or (_IMPLICIT_EN.match(sent.low) and len(head) <= 60 and not sent.others)

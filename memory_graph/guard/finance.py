@@ -293,7 +293,7 @@ def _status(sent: Sentence) -> list[Cue]:
     if amount and not _BUSINESS_EN.search(low):
         for start, end, _ in _TYPOS.find(low):
             cues.append(Cue("finance", reason_amount, start, end, "strong"))
-    earns = _EARNS_EN.search(low)
+    earns = _EARNS_EN.search(low) if sent.has_digit else None
     if earns and _BIG_OR_PERIODIC.search(earns.group(0)):
         cues.append(Cue("finance", reason_amount, earns.start(), earns.end(), "strong"))
     if amount:
@@ -320,8 +320,8 @@ def detect(sent: Sentence) -> list[Cue]:
 # Every status cue is a match of _STATUS_EN or _EARNS_EN, or a term or typo looked for only after
 # _AMOUNT_EN matches (on the lowered sentence); in Chinese also _STATUS_ZH, a term
 # looked for only after _AMOUNT_ZH matches (on the unquoted sentence) and _PACKAGE.
-_GATE_LOW = any_match(_STATUS_EN, _AMOUNT_EN, _EARNS_EN)
-_GATE_LOW_ZH = any_match(_STATUS_EN, _AMOUNT_EN, _PACKAGE, _EARNS_EN)
+_GATE_LOW = any_match(_STATUS_EN, _AMOUNT_EN)
+_GATE_LOW_ZH = any_match(_STATUS_EN, _AMOUNT_EN, _PACKAGE)
 _GATE_ZH = any_match(_STATUS_ZH, _AMOUNT_ZH)
 
 
@@ -334,6 +334,8 @@ def possible(sent: Sentence) -> bool:
     """
     if sent.digits >= 8 or (sent.has_digit and _IBAN.search(sent.text.upper())):
         return True
+    if sent.has_digit and _EARNS_EN.search(sent.low) is not None:
+        return True  # every match of _EARNS_EN holds a digit
     if sent.zh:
         return (
             _GATE_LOW_ZH.search(sent.low) is not None

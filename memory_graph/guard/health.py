@@ -168,11 +168,18 @@ _MORPHOLOGY_EN = re.compile(
     r"|\b(?:bypass|transplant|cataract|bariatric|gastric sleeve|lap band|heart|brain|spinal|"
     r"back|cancer) (?:surgery|operation|op)\b|\blap band\b|\bgastric (?:sleeve|bypass)\b"
     r"|\b(?:cataract|cataracts)\b"
+    r"|\b(?:rotator cuff|meniscus|acl|mcl|hernia|spinal|spine|disc|tendon|ligament|achilles) "
+    r"(?:repair|surgery|tear|fusion|reconstruction)\b"
+    r"|\b(?:appendix|tonsils|adenoids|gallbladder|spleen|uterus|ovaries|ovary|thyroid|"
+    r"wisdom teeth|kidney stones?|gallstones?|polyps?|a lump|a tumou?r) "
+    r"(?:out|removed|taken out|cut out)\b"
 )
 # How people say it without the clinical word: the class, not the sentence.
 _EUPHEMISM_EN = re.compile(
     r"\b(?:my|a|the|our) (?:shrink|head doctor|headshrinker|psych|psych doc)\b(?![- ]wrap)"
     r"|\bon (?:something|meds|a pill|pills|tablets) for (?:my|the|it|this)\b"
+    r"|\bon (?:a little |some )?something to help (?:me )?(?:with )?(?:my )?(?:sleep|mood|"
+    r"nerves|anxiety|focus)\b"
     r"|\b(?:something|a pill|pills|tablets|meds) for (?:my )?(?:mood|nerves|anxiety|"
     r"sleep|depression|focus|head|the voices|my heart|blood pressure|sugar)\b"
     r"(?! (?:board|boards|ring|lighting|music|playlist))"
@@ -274,8 +281,8 @@ _ASKING = re.compile(
     r"when|where|who)\b"
 )
 _ABOUT_DRUG = re.compile(
-    r"(?:'s)?\s+(?:ad|ads|advert|commercial|campaign|maker|patent|price|"
-    r"shortage|recall|lawsuit|stock|sales)\b"
+    r"(?:'s)?\s+(?:ads?|adverts?|commercials?|campaigns?|makers?|patents?|prices?|shortages?|"
+    r"recalls?|lawsuits?|stock|sales|trials?|launch)\b"
 )
 
 
@@ -364,9 +371,11 @@ def detect(sent: Sentence) -> list[Cue]:
         if not about and _ABOUT_DRUG.match(low, end):
             kind = "weak"
         cues.append(Cue("health", reason, start, end, kind))  # type: ignore[arg-type]
-    for m in _MORPHOLOGY_EN.finditer(low):
+    morphology = any(h in low for h in _MORPHOLOGY_HINTS)
+    for m in _MORPHOLOGY_EN.finditer(low) if morphology else ():
         cues.append(Cue("health", reason, m.start(), m.end(), "weak"))
-    for m in _EUPHEMISM_EN.finditer(low):
+    euphemism = any(h in low for h in _EUPHEMISM_HINTS)
+    for m in _EUPHEMISM_EN.finditer(low) if euphemism else ():
         # "my shrink", "my breakdown": the possessive is the person bound to it
         mine = m.group(0).startswith("my ") or (bool(sent.selves) and not sent.others)
         kind = "strong" if mine else "weak"
@@ -388,10 +397,20 @@ def detect(sent: Sentence) -> list[Cue]:
 # sentence), of _RECOVERY_GROUP (on the unquoted sentence), a dictionary drug or a
 # typo; _DOSE only changes the kind of cues already found, and the figurative patterns
 # only remove cues.
-_GATE_LOW = any_match(_HEALTH_EN, _LAB_EN, _ALLERGY_EN, _CLEAN_EN, _MORPHOLOGY_EN, _EUPHEMISM_EN)
-_GATE_LOW_ZH = any_match(
-    _HEALTH_ZH, _LAB_ZH, _HEALTH_EN, _LAB_EN, _ALLERGY_EN, _CLEAN_EN, _MORPHOLOGY_EN, _EUPHEMISM_EN
-)
+_GATE_LOW = any_match(_HEALTH_EN, _LAB_EN, _ALLERGY_EN, _CLEAN_EN)
+_GATE_LOW_ZH = any_match(_HEALTH_ZH, _LAB_ZH, _HEALTH_EN, _LAB_EN, _ALLERGY_EN, _CLEAN_EN)
+_MORPHOLOGY_HINTS = (
+    "tomy", "plasty", "scopy", "rrhaphy", "itis", "replacement", "surgery", "operation",
+    " op", "lap band", "gastric", "cataract", "repair", "tear", "fusion", "reconstruction",
+    " out", "removed",
+)  # fmt: skip
+_EUPHEMISM_HINTS = (
+    "shrink", "head doctor", "psych", "something", "pill", "tablet", "meds", "breakdown",
+    "nerves", "hold", "5150", "seeing some", "a professional", "a specialist", "problem",
+    "issue", "condition", "voices", "dose",
+)  # fmt: skip
+"""Every match of :data:`_MORPHOLOGY_EN` (:data:`_EUPHEMISM_EN`) holds one of these
+substrings: a substring test is much cheaper than the regex on ordinary text."""
 
 
 def possible(sent: Sentence) -> bool:
@@ -403,4 +422,6 @@ def possible(sent: Sentence) -> bool:
         or _RECOVERY_GROUP.search(text) is not None
         or bool(_TYPOS.find(low))
         or bool(find_drugs(low))
+        or (any(h in low for h in _MORPHOLOGY_HINTS) and _MORPHOLOGY_EN.search(low) is not None)
+        or (any(h in low for h in _EUPHEMISM_HINTS) and _EUPHEMISM_EN.search(low) is not None)
     )

@@ -55,7 +55,10 @@ _NOT_FAITH = re.compile(
     r"\bconvert (?:\d|this|that|it|to celsius|to fahrenheit|to pdf|the)\b|"
     r"\bconfirmed (?:the|my|it|that|booking)\b|"
     r"\blent (?:me|him|her|them|it|my|you)\b|\bretreat (?:center|venue)? ?for (?:the|our) team\b"
-    # a congregation as the people one knows, or a building: who, not what one believes
+    # a congregation as the people one knows, or a building: who, not what one believes;
+    # a group of believers one met is nobody's disclosure
+    r"|\b(?:group|bunch|crowd|lot|couple|handful|busload) of (?:[a-z-]+ )?(?:religious|devout|"
+    r"christians?|muslims?|catholics?|evangelicals?|jews|hindus|buddhists|mormons|pilgrims)\b"
     r"|\b(?:friends?|people|folks|someone|guys|ladies|members?) (?:from|at) "
     r"(?:the |my |our )?church\b"
     r"|\bchurch\s+(?:friends?|folks|people|ladies|guys|parking lot|building|hall|sale|fair|"
@@ -68,7 +71,7 @@ _ZH = re.compile(
     r"早斋|斋戒|斋月|封斋|开斋|念经|诵经|祷告|祈祷|守安息日|安息日|四旬期|大斋期|佛堂|居士|"
     r"皈依|头巾|戴头巾|盖头|不吃牛|不吃猪肉|一贯道|藏传佛教|摩门|天主教|基督教|伊斯兰|"
     r"犹太教|印度教|锡克|巴哈伊|佛教|道教|受戒|出家|上香|拜佛|抄经|灵修|主日|主麻|聚礼|烧香|"
-    r"唱诗班|五戒|受了.{0,2}戒|领圣餐|圣餐|告解|做弥撒|望弥撒|守斋|念珠"
+    r"唱诗班|五戒|受了.{0,2}戒|领圣餐|圣餐|告解|做弥撒|望弥撒|守斋|念珠|[晨晚]祷|灵修"
 )
 _ZH_WEAK = frozenset(
     "清真|礼拜|教会|不吃牛|不吃猪肉|头巾|上香|拜佛|天主教|基督教|伊斯兰|犹太教|印度教|佛教|"
