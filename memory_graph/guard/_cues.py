@@ -418,9 +418,13 @@ class Sentence:
             bool(_TOPIC_ZH.search(self.text) if self.zh else False)
             or bool(_TOPIC_EN.search(self.low))
             or bool(_QUESTION_EN.match(self.low))
-            or " 1 " in self.low
-            and _ROMAN_I.search(self.low.replace(" 1 ", " i ")) is not None
-            or (self.zh and not self.selves and not self.others and _WHICH_ZH.search(self.text))
+            or (" 1 " in self.low and _ROMAN_I.search(self.low.replace(" 1 ", " i ")) is not None)
+            or (
+                self.zh
+                and not self.selves
+                and not self.others
+                and _WHICH_ZH.search(self.text) is not None
+            )
             or (
                 _ASKING_EN.match(self.low) is not None
                 and not self.selves
