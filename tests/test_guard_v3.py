@@ -180,7 +180,14 @@ def test_ordinary_life_passes(text: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "name", ["vocabulary.jsonl", "structure.jsonl", "ordinary.jsonl", "validation.jsonl"]
+    "name",
+    [
+        "vocabulary.jsonl",
+        "structure.jsonl",
+        "ordinary.jsonl",
+        "validation.jsonl",
+        "validation2.jsonl",
+    ],
 )
 def test_fresh_batches_hold_per_language(name: str) -> None:
     report = run_guard_eval(PROBES / name)

@@ -33,7 +33,10 @@ _BINDER_EN = re.compile(
     r"\b(?:i|i'm|im|i've|ive|i'd|i'll|my|mine|myself|we|we're|our|he|she|he's|she's|his|her|"
     r"they|as an?)\b"
 )
-_BINDER_ZH = re.compile(r"(?<![帮给让教告诉提醒问跟和替陪叫])我|自己|本人|(?<![其吉])[他她]")
+_BINDER_ZH = re.compile(
+    r"(?<![帮给让教告诉提醒问跟和替陪叫])我|自己|本人|(?<![其吉])[他她]"
+    r"|(?:医生|大夫|医师|护士|药师)[^，。,]{0,3}(?:给|帮|让|替)我"
+)
 _IMPLICIT_ZH = re.compile(
     r"(?:做了|做过|刚做|要做|在做|做完|在吃|吃了|吃着|开了|打了|得了|得过|确诊|查出|住了|正在|一直|"
     r"又|每天|天天|从小|刚|被诊断|诊断出|患有|患了|戴着|戴了|用了|用着|装了)$"

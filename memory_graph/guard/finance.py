@@ -225,6 +225,8 @@ _STATUS_EN = re.compile(
     r"collections? account|"
     r"defaulted|default(?:ed)? on|overdrawn|payday loans?|evicted|eviction notice|"
     r"(?:credit score|fico)\D{0,24}\d{3}|\d{3}\s*(?:credit score|fico)|"
+    r"(?:credit score|fico)\D{0,24}?\b(?:three|four|five|six|seven|eight) (?:hundred )?"
+    r"(?:and )?(?:twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)|"
     r"maxed out|underwater on|owe the irs|tax debt|living paycheck to paycheck|"
     r"broke until payday|can't make rent|cant make rent|debt consolidation|consolidate|"
     r"in the hole|to my name|until payday|till payday|before payday|upside down on)\b"
@@ -248,7 +250,9 @@ _INCOME_ZH = re.compile(
 _STATUS_ZH = re.compile(
     r"逾期|催收|失信|被执行|老赖|冻结|划扣|征信.{0,6}(?:花|黑|差|不好|有问题|有记录|逾期)|"
     r"破产|卡债|债务协商|前置协商|以贷养贷|赌债|负债累累|被起诉|强制执行|被限高|限制高消费|"
-    r"(?:信用分|芝麻分|征信分|fico).{0,6}\d|还不上|还不起|欠了.{0,8}(?:钱|债)|月光"
+    r"(?:信用分|芝麻分|征信分|fico).{0,6}\d|还不上|还不起|欠了.{0,8}(?:钱|债)|月光|"
+    r"(?:信用卡|卡费|卡债|贷款|房贷|车贷|账单|分期)[^，。,.!?！？]{0,8}(?:迟缴|迟交|晚缴|晚交|缓缴)|"
+    r"(?:迟缴|迟交|晚缴)(?:了|过)?[^，。,.!?！？]{0,6}(?:被记|记录|违约金|滞纳金|征信)"
 )
 _BUSINESS_ZH = re.compile(
     r"公司|营收|财报|上市|融资|估值|多少钱|价格|价钱|买了|买的|买个|刚买|报销|AA|随份子|红包|"
