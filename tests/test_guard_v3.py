@@ -139,6 +139,9 @@ def test_the_drug_dictionary_is_maintained_data() -> None:
         ("我每周五都去做主麻", "political_religious"),
         ("做了膝关节置换，还在康复", "health"),
         ("一直在吃降压药", "health"),
+        ("参观完医院，我自己也去做了个胃镜", "health"),
+        ("信用卡遲繳了兩次，被記在聯徵", "finance"),
+        ("my credit score is five ninety", "finance"),
     ],
 )
 def test_vocabulary_classes(text: str, category: str | None) -> None:
@@ -170,6 +173,7 @@ def test_vocabulary_classes(text: str, category: str | None) -> None:
         "实习期满，下周转正",
         "这一关搭桥太难了",
         "肿瘤医院门口的咖啡店很好喝",
+        "我们去参观了一家肿瘤医院，设备很先进",
     ],
 )
 def test_ordinary_life_passes(text: str) -> None:

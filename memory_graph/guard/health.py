@@ -273,6 +273,18 @@ _EVENT_ZH = re.compile(
     r"(?:交流大会|交流会|研讨会|大会|论坛|峰会|学术会议|年会|博览会|展览会|讲座|招聘会|培训班)"
     r"|(?:科)?(?:医院|专科医院|研究所|研究院|研究中心|学会|协会|基金会|领域)"
 )
+_VISIT_ZH = re.compile(r"参观|考察|游览|探访|实习|采访")
+"""A visit, a tour or a placement: the speaker saw a hospital, nobody was treated."""
+_CLAUSE_BREAK_ZH = re.compile(r"[，,；;：:]")
+
+
+def _clause_of(text: str, pos: int) -> str:
+    """The clause of ``text`` (between commas, semicolons, colons) that holds ``pos``."""
+    starts = [m.end() for m in _CLAUSE_BREAK_ZH.finditer(text, 0, pos)]
+    end = _CLAUSE_BREAK_ZH.search(text, pos)
+    return text[starts[-1] if starts else 0 : end.start() if end else len(text)]
+
+
 _STAY_ZH = re.compile(r"住院|看病|就诊|确诊|复查|化疗|治疗中|陪[^，。]{0,4}(?:看|住)|挂号")
 
 
@@ -320,8 +332,9 @@ def detect(sent: Sentence) -> list[Cue]:
             word = m.group(0)
             if word.isascii() and _in_latin_word(low, m.start(), m.end()):
                 continue  # "ct" of "construction" in an e-mail address
-            if _EVENT_ZH.match(low, m.end()) and not _STAY_ZH.search(low):
-                continue  # a specialty naming an event or a place: 心内科交流大会, 肿瘤医院
+            visit = _VISIT_ZH.search(_clause_of(low, m.start())) is not None
+            if (_EVENT_ZH.match(low, m.end()) or visit) and not _STAY_ZH.search(low):
+                continue  # an event, a place or a visit: 心内科交流大会, 肿瘤医院, 参观
             if word == "过敏" and not _ALLERGY_ZH.search(text):
                 continue
             kind = (
