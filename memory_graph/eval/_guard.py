@@ -87,6 +87,15 @@ def _load(cases_path: str | Path) -> list[dict[str, Any]]:
     return cases
 
 
+def _group_pairs(rows: list[tuple[dict[str, Any], bool, str | None]]) -> dict[str, dict[str, Any]]:
+    """Scores per ``category`` and ``lang`` together (keys joined with a NUL)."""
+    keyed: dict[str, list[tuple[bool, bool]]] = {}
+    for case, predicted, _ in rows:
+        key = f"{case.get('category', '?')}\x00{case.get('lang', '?')}"
+        keyed.setdefault(key, []).append((case["sensitive"], predicted))
+    return {key: score(pairs) for key, pairs in sorted(keyed.items())}
+
+
 def _evaluate(
     cases: list[dict[str, Any]], guard: Callable[[str], GuardVerdict]
 ) -> tuple[dict[str, Any], tuple[float, float]]:
@@ -119,6 +128,13 @@ def _evaluate(
         "overall": score((c["sensitive"], p) for c, p, _ in rows),
         "by_lang": group("lang"),
         "by_category": group("category"),
+        "by_category_lang": {
+            f"{cat}/{lang}": scores
+            for cat, lang, scores in (
+                (name.split("\x00")[0], name.split("\x00")[1], scores)
+                for name, scores in _group_pairs(rows).items()
+            )
+        },
         "category_accuracy": round(right / len(caught), 4) if caught else None,
         "errors": errors,
     }
@@ -188,6 +204,7 @@ def format_guard_report(report: dict[str, Any]) -> None:
         ("Guard: overall", {"all": report["overall"]}),
         ("Guard: by language", report["by_lang"]),
         ("Guard: by category (positives and their hard negatives)", report["by_category"]),
+        ("Guard: by category and language", report["by_category_lang"]),
     ]
     combined = report.get("combined")
     if combined:
@@ -222,7 +239,8 @@ def _parser() -> argparse.ArgumentParser:
         prog="python -m memory_graph.eval guard",
         description="Score the sensitive-data guard on a labelled JSONL cases file.",
     )
-    parser.add_argument("--cases", required=True, help="path to a guard cases.jsonl file")
+    parser.add_argument("path", nargs="?", help="path to a guard cases JSONL file")
+    parser.add_argument("--cases", help="the same path, as an option")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument(
         "--model",
@@ -255,9 +273,13 @@ def main(argv: list[str]) -> int:
         The process exit code: 0 on success, 2 for a bad cases file.
     """
     args = _parser().parse_args(argv)
+    cases = args.path or args.cases
+    if not cases or (args.path and args.cases and args.path != args.cases):
+        print("error: pass one cases file: guard PATH (or --cases PATH)")
+        return 2
     try:
         reviewed = _reviewer(args.model, args.method) if args.model else None
-        report = run_guard_eval(args.cases, reviewed=reviewed)
+        report = run_guard_eval(cases, reviewed=reviewed)
     except (ValidationError, ConfigurationError) as exc:
         print(f"error: {exc}")
         return 2

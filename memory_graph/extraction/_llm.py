@@ -37,6 +37,9 @@ Rules:
 3. Do not translate: write values and content in the user's own language and words.
 4. Never extract sensitive data: health, finances (income, debts, card or account numbers),
    government ids, home addresses, religion or politics, or other people's personal data.
+   Set every candidate's `sensitivity` to the category it discloses (health, finance,
+   gov_id, address, political_religious, third_party), euphemisms and brand names
+   included ("my shrink", "on something for my mood" are health), or "none".
 5. `quote` must be the user's exact words copied verbatim from one human message, and
    `message_index` the [index] of that message. The quote must itself state the memory:
    every word of `content` (or `value`) that carries meaning must appear in the quote (you

@@ -15,7 +15,7 @@ from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.runnables import Runnable
 
 from ..errors import ValidationError
-from ..guard import GuardVerdict, check
+from ..guard import GuardVerdict, check, with_declared
 from ..time import Clock, ensure_aware, system_clock
 from ._grounding import evidence_quote, ground
 from ._patterns import extract_patterns
@@ -127,9 +127,10 @@ def finish_extraction(
         if quote is None:
             unsupported += 1
             continue
-        # The guard reads what would be stored: the widened quote, value and content.
+        # The guard reads what would be stored: the widened quote, value and content; the
+        # model's own sensitivity category can only add a block.
         text = " ".join(p for p in (quote, model.value, model.content) if p)
-        verdict = guard(text)
+        verdict = with_declared(guard(text), model.sensitivity)
         if not verdict.allowed:
             blocked += 1
             name = verdict.category or "unknown"

@@ -22,6 +22,7 @@ from ..types import Kind
 __all__ = [
     "PROFILE_PREFIX",
     "Action",
+    "Sensitivity",
     "Candidate",
     "CandidateModel",
     "ExtractedMemories",
@@ -29,6 +30,9 @@ __all__ = [
 ]
 
 Action = Literal["set", "retract"]
+Sensitivity = Literal[
+    "health", "finance", "gov_id", "address", "political_religious", "third_party", "none"
+]
 PROFILE_PREFIX = "profile."
 """Keys under this prefix name a profile field instead of a preference."""
 
@@ -89,6 +93,23 @@ class CandidateModel(BaseModel):
         default=None, description="ISO-8601 with offset, only if the user gave an end date."
     )
     confidence: float | None = Field(default=None, ge=0.0, le=1.0)
+    sensitivity: Sensitivity = Field(
+        default="none",
+        description="The sensitive category this candidate discloses about the user or "
+        "another person (health, finance, gov_id, address, political_religious, "
+        "third_party), or 'none'. Euphemisms count: 'my shrink' is health.",
+    )
+    """The model's own reading of the candidate. It can only add a block: a category
+    blocks the candidate even when the deterministic guard allows it, and ``"none"``
+    never unblocks what the guard blocks. A value outside the list makes the candidate
+    invalid (dropped, never stored)."""
+
+    @field_validator("sensitivity", mode="before")
+    @classmethod
+    def _check_sensitivity(cls, value: Any) -> Any:
+        if value is None:
+            return "none"
+        return value.strip().lower() if isinstance(value, str) else value
 
     @field_validator("key")
     @classmethod

@@ -17,7 +17,8 @@ Pipeline (see ARCHITECTURE.md, "The guard"):
    :mod:`.health`, :mod:`.religion`, :mod:`.politics`, :mod:`.third_party`) proposes cues.
 4. :mod:`._score` combines each cue with the person and the markers into a verdict.
 5. Optionally, :func:`with_model_opinion` lets a chat model review what was allowed; it
-   can add blocks, never remove them (off by default).
+   can add blocks, never remove them (off by default). The extraction model's own
+   ``sensitivity`` per candidate is combined the same way (:func:`with_declared`).
 
 Everything is sentence-local, so a text's verdict does not depend on what it is joined
 with. The verdict's ``reason`` names the rule and never repeats the text; ``spans`` give
@@ -35,7 +36,7 @@ True
 from __future__ import annotations
 
 from ._check import check, check_many
-from ._model import GuardOpinion, with_model_opinion
+from ._model import GuardOpinion, with_declared, with_model_opinion
 from ._normalize import Normalized, normalize
 from ._types import CATEGORIES, GuardCategory, GuardVerdict
 
@@ -48,5 +49,6 @@ __all__ = [
     "check",
     "check_many",
     "normalize",
+    "with_declared",
     "with_model_opinion",
 ]

@@ -260,8 +260,10 @@ _TOPIC_EN = re.compile(
     r"treatment for|theory|"
     r"debate|debating|policy|policies|news|headline|survey|class on|museum|exhibit|"
     r"tourist|history of|origin of|why do people|people who|someone who|a friend who asked|"
-    r"read that|heard that|trending|hype|in the news)\b"
+    r"read that|heard that|trending|hype|in the news|differ|differs)\b"
 )
+_WHICH_ZH = re.compile(r"[和与跟还是或][^，。,]{1,10}?哪(?:个|种|一个|一种|类)|区别")
+_ASKING_EN = re.compile(r"^\W*(?:is|are|was|were|does|do|did|what|what's|which|how|why)\b")
 _QUESTION_EN = re.compile(
     r"^\W*(?:how (?:is|are|does|do|did|can|long does)|what's the|what (?:is|are|causes|happens)|"
     r"where(?:'s| is)|when (?:does|do|is|are)|why (?:do|does|"
@@ -273,7 +275,8 @@ _TOPIC_ZH = re.compile(
     r"举例|假设|如果|假如|要是|万一|好奇|测试|示例|样例|格式|写一个故事|故事|新闻|一般来说|"
     r"通常|常见|症状有哪些|有哪些症状|怎么预防|起源|由来|政策|辩论|调查|问卷|博物馆|景点|"
     r"参观|游客|别人|有人|有些人|很多人|虚构|游戏里|翻译|英文|这个词|怎么说|资料|综述|公众号|"
-    r"患者|病人|人群|剧本杀|软件|产品|诊断标准|标准是|指南|百科|计算器|怎么算"
+    r"患者|病人|人群|剧本杀|软件|产品|诊断标准|标准是|指南|百科|计算器|怎么算|是什么药|是什么病|"
+    r"有什么不同|有何不同|这个名字|名字叫"
 )
 _HYPOTHETICAL = re.compile(
     r"\b(?:suppose|supposing|imagine|hypothetical(?:ly)?|what if|if someone|if somebody|"
@@ -344,6 +347,8 @@ class Sentence:
     def __post_init__(self) -> None:
         low = self.text.lower()
         self.low = low if len(low) == len(self.text) else self.text
+        if " i " in self.low:  # "bipolar I and bipolar II": a numeral, not the user
+            self.low = _ROMAN_I.sub(" 1", self.low)
         self.has_digit = _DIGIT.search(self.text) is not None
 
     @_once
@@ -406,11 +411,25 @@ class Sentence:
 
     @_once
     def topic(self) -> bool:
-        """Topic talk, research, fiction, hypotheticals, examples."""
+        """Topic talk, research, fiction, hypotheticals, examples; a question with nobody
+        in it (``is X an antipsychotic``, ``X和Y哪个好``); subtypes named side by side
+        (``bipolar I and bipolar II``)."""
         return (
             bool(_TOPIC_ZH.search(self.text) if self.zh else False)
             or bool(_TOPIC_EN.search(self.low))
             or bool(_QUESTION_EN.match(self.low))
+            or (" 1 " in self.low and _ROMAN_I.search(self.low.replace(" 1 ", " i ")) is not None)
+            or (
+                self.zh
+                and not self.selves
+                and not self.others
+                and _WHICH_ZH.search(self.text) is not None
+            )
+            or (
+                _ASKING_EN.match(self.low) is not None
+                and not self.selves
+                and not [s for s in self.others if self.text[s[0] : s[0] + 1].islower()]
+            )
         )
 
     @_once
@@ -446,6 +465,9 @@ class Sentence:
 
 
 _DIGIT = re.compile(r"\d")
+_ROMAN_I = re.compile(
+    r"(?<=[a-z]{3}) i\b(?= ?(?:and|or|vs\.?|versus|/|,|to) (?:[a-z]+ )?(?:ii|2)\b)"
+)
 _ABBREVIATIONS = frozenset(
     "no nr dr mr mrs ms st apt vs eg ie etc jr sr ave rd acc acct tel ph ext inc ltd co "
     "dept approx est fig mt ft jan feb mar apr jun jul aug sep sept oct nov dec".split()
@@ -461,16 +483,42 @@ def _is_abbreviation(text: str, dot: int) -> bool:
     return word in _ABBREVIATIONS or len(word) == 1
 
 
+_LABEL_END = re.compile(
+    r"(?:[:：#=]|\b(?:is|are|was|number|no|num|nr|id|ssn|sin|passport|licen[cs]e|phone|cell|"
+    r"mobile|tel|address|card|account|iban|below|here)|号码|号|是|为|地址|住址|电话|手机|账号|"
+    r"卡号|如下)[ \t]*$",
+    re.IGNORECASE,
+)
+"""A line that ends with a label (``passport number:``, ``SSN``, ``手机号``): the value it
+announces is on the next line, so the line break does not end the sentence."""
+
+
+def _continues(text: str, pos: int, split: re.Match[str]) -> bool:
+    """True when the split is one line break after a label line (see :data:`_LABEL_END`)."""
+    if split.group(0) != "\n":
+        return False
+    line_start = text.rfind("\n", 0, split.start()) + 1
+    line = text[max(line_start, pos, split.start() - 40) : split.start()]
+    return _LABEL_END.search(line) is not None
+
+
 def sentences(text: str) -> list[Sentence]:
     """Cut a normalized text into sentences (Chinese and English punctuation, newlines).
 
+    A line break right after a label (``my passport number:``) continues the sentence,
+    so the value on the next line is read with its label; it is read as a space.
+
     >>> [s.text for s in sentences("I like tea. 我有糖尿病。ok")]
     ['I like tea', '我有糖尿病', 'ok']
+    >>> [s.text for s in sentences("SSN:\n536-22-8147\nthanks")]
+    ['SSN: 536-22-8147', 'thanks']
     """
     out: list[Sentence] = []
     pos = 0
     for m in _SPLIT.finditer(text):
         if m.group(0).startswith(".") and _is_abbreviation(text, m.start()):
+            continue
+        if _continues(text, pos, m):
             continue
         if m.start() > pos:
             out.append(_make(text[pos : m.start()], pos))
@@ -484,4 +532,6 @@ _HAS_CJK = re.compile(f"[{CJK}]")
 
 
 def _make(chunk: str, start: int) -> Sentence:
+    if "\n" in chunk:
+        chunk = chunk.replace("\n", " ")  # a label's line break (same length: offsets hold)
     return Sentence(chunk, start, _HAS_CJK.search(chunk) is not None)

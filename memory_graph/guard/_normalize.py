@@ -15,7 +15,15 @@ variation and deliberate evasion have been undone:
   ``f.e.l.o.n.y``, ``國/民/黨``); single digits spaced apart are joined;
 - ``O``/``o`` and ``l``/``I`` inside a run of digits become ``0`` and ``1``;
 - Chinese digit strings (``四三〇一…``) become ASCII digits and Chinese amounts with units
-  (``两万三``, ``一百二十七万``) become numbers (``cn2an``).
+  (``两万三``, ``一百二十七万``) become numbers (``cn2an``);
+- English numbers in words become digits: three or more digit words in a row
+  (``four one five, five five five``) digit by digit, keeping a break between groups as
+  one space, and compound amounts (``sixty-eight thousand``, ``two hundred and forty``)
+  through ``word2number``; a lone ``three`` or ``one`` stays a word;
+- leetspeak inside a word (``d1abetes``, ``s@lary``, ``th3rapist``) becomes letters: a
+  ``0 1 3 4 5 7 @ $`` between two letters, or opening a word, in a word with a run of
+  three letters (ids and postcodes such as ``G3002704`` or ``K1A 0B1`` have none; an
+  e-mail address and terms of art such as ``HbA1c`` or ``H1N1`` are left alone).
 
 Separators inside numbers (spaces, dashes, dots, slashes) are kept: amounts need their
 decimal point, and the number detectors read digit groups themselves.
@@ -196,6 +204,51 @@ _CN_AMOUNT = re.compile(
 )
 _CN_DIGIT_VALUE = {c: str(i) for i, c in enumerate("零一二三四五六七八九")} | {"〇": "0"}
 
+_EN_DIGIT_VALUE = {
+    w: str(i) for i, w in enumerate("zero one two three four five six seven eight nine".split())
+} | {"oh": "0", "nought": "0"}
+_EN_DIGIT = r"(?:zero|oh|nought|one|two|three|four|five|six|seven|eight|nine)"
+_EN_DIGITS = re.compile(
+    rf"(?<![A-Za-z'-])(?i:{_EN_DIGIT}(?:(?:[ ]?[,-][ ]?|[ ]){_EN_DIGIT}){{2,}})(?![A-Za-z'-])"
+)
+_EN_UNIT = r"(?:one|two|three|four|five|six|seven|eight|nine)"
+_EN_SMALL = (
+    r"(?:(?:twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)(?:[ -]" + _EN_UNIT + r")?|"
+    r"ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|"
+    + _EN_UNIT
+    + ")"
+)
+_EN_HUNDREDS = rf"(?:(?:{_EN_SMALL}|a) hundred(?: (?:and )?{_EN_SMALL})?)"
+_EN_AMOUNT = re.compile(
+    r"(?<![A-Za-z'-])(?i:"
+    rf"(?:{_EN_HUNDREDS}|{_EN_SMALL}|a) (?:thousand|million|billion)"
+    rf"(?:,? (?:and )?(?:{_EN_HUNDREDS}|{_EN_SMALL}))?"
+    rf"|{_EN_HUNDREDS}"
+    r"|(?:twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)[ -]" + _EN_UNIT + r")"
+    r"(?![A-Za-z'-])"
+)
+_LEET = re.compile(
+    r"(?<=[a-z])[013457@$](?=[a-z])|(?<![A-Za-z0-9@$.])[0@$4](?=[a-z]{2})", re.IGNORECASE
+)
+_EN_WORD = (
+    r"(?:zero|oh|nought|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
+    r"thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|"
+    r"fifty|sixty|seventy|eighty|ninety|hundred|thousand|million|billion|a)"
+)
+_EN_GATE = re.compile(rf"(?<![a-z]){_EN_WORD}(?:[ ]?[,-][ ]?|[ ]){_EN_WORD}(?![a-z])")
+"""On the lowered text: two number words side by side, which every match of
+:data:`_EN_DIGITS` and :data:`_EN_AMOUNT` has (a cheap test before those two)."""
+_LEET_GATE = re.compile(r"[a-z][013457@$][a-z]|(?<![a-z0-9@$.])[0@$4][a-z]{2}")
+"""On the lowered text: every match of :data:`_LEET` is a match of this."""
+_LEET_VALUE = {"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s"}
+_LEET_WORD = re.compile(r"\S+")
+_LETTER_RUN = re.compile(r"[A-Za-z]{3}")
+_TERM_OF_ART = re.compile(
+    r"(?i)\W*(?:(?:hb)?a1c|[bdk]\d{1,2}|h\dn\d|cd\d+|her2|brca\d|apoe\d|il-?\d+|t[12]d|"
+    r"covid-?19|sars-cov-2|ca-?\d+|mp[34]|ipv[46]|[a-z]\d[a-z]\d?)(?:'?s)?\W*"
+)
+"""Letters and digits that are a name as written (lab values, genes, viruses, vitamins)."""
+
 
 def _delete_matches(pieces: list[_Piece], pattern: re.Pattern[str], text: str) -> str:
     """Delete the separators inside each match of ``pattern``; return the new text."""
@@ -248,6 +301,72 @@ def _cn2an(run: str) -> str | None:
     return str(int(value)) if float(value).is_integer() else str(value)
 
 
+def _word2num(run: str) -> str | None:
+    from word2number import w2n
+
+    try:
+        value = w2n.word_to_num(run.lower().replace("-", " ").replace(",", ""))
+    except ValueError:
+        return None
+    return str(value)
+
+
+def _replace_runs(pieces: list[_Piece], text: str, runs: list[tuple[int, int, str]]) -> str:
+    """Replace ``text[start:end]`` by ``value`` for each run (the value takes the first
+    character's piece and the run's whole original range; the rest is deleted)."""
+    if not runs:
+        return text
+    owner = _owners(pieces)
+    for start, end, value in runs:
+        first, last = owner[start], owner[end - 1]
+        pieces[first] = [value, pieces[first][1], pieces[last][2]]
+        for i in range(start + 1, end):
+            if owner[i] != first:
+                pieces[owner[i]][0] = ""
+    return _text(pieces)
+
+
+def _english_numbers(pieces: list[_Piece], text: str) -> str:
+    """English digit words and amounts in words to ASCII digits."""
+    if _EN_GATE.search(text.lower()) is None:
+        return text
+    runs: list[tuple[int, int, str]] = []
+    for m in _EN_DIGITS.finditer(text):
+        pos = m.start()
+        for word in re.finditer(r"[A-Za-z]+|[^A-Za-z]+", m.group(0)):
+            chunk = word.group(0)
+            if chunk[0].isalpha():
+                value = _EN_DIGIT_VALUE[chunk.lower()]
+            else:
+                value = " " if ("," in chunk or "-" in chunk) else ""
+            runs.append((pos + word.start(), pos + word.end(), value))
+    taken = [(a, b) for a, b, _ in runs]
+    for m in _EN_AMOUNT.finditer(text):
+        if any(a < m.end() and m.start() < b for a, b in taken):
+            continue
+        amount = _word2num(m.group(0))
+        if amount is not None:
+            runs.append((m.start(), m.end(), amount))
+    return _replace_runs(pieces, text, sorted(runs))
+
+
+def _leet(pieces: list[_Piece], text: str) -> str:
+    """Leetspeak characters inside words to the letters they stand for."""
+    if _LEET_GATE.search(text.lower()) is None:
+        return text
+    owner: list[int] | None = None
+    for word in _LEET_WORD.finditer(text):
+        chunk = word.group(0)
+        if not _LETTER_RUN.search(chunk) or ("@" in chunk and "." in chunk.split("@", 1)[1]):
+            continue
+        if "://" in chunk or _TERM_OF_ART.fullmatch(chunk):
+            continue
+        for m in _LEET.finditer(chunk):
+            owner = owner or _owners(pieces)
+            pieces[owner[word.start() + m.start()]][0] = _LEET_VALUE[m.group(0)]
+    return _text(pieces) if owner else text
+
+
 def _numbers(pieces: list[_Piece], text: str) -> str:
     """Look-alike digits, Chinese digit strings and Chinese amounts to ASCII numbers."""
     matches = list(_DIGIT_LOOKALIKE.finditer(text))
@@ -296,7 +415,8 @@ _STEPS = any_match(
     _CN_DIGITS,
     _CN_AMOUNT,
 )
-"""Every pattern a step after folding and simplification edits the text at."""
+"""Every pattern a step after folding and simplification edits the text at, with
+:data:`_EN_GATE` and :data:`_LEET_GATE` (tested on the lowered text)."""
 
 
 class _OneForOneFolds(dict[int, str | None]):
@@ -335,7 +455,12 @@ def _folded_only(text: str) -> str | None:
         joined = "".join(_CJK.findall(folded))
         if str(_t2s().convert(joined)) != joined:
             return None
-    return folded if _STEPS.search(folded) is None else None
+    if _STEPS.search(folded) is not None:
+        return None
+    low = folded.lower()
+    if _EN_GATE.search(low) is not None or _LEET_GATE.search(low) is not None:
+        return None
+    return folded
 
 
 def normalize(text: str) -> Normalized:
@@ -372,6 +497,8 @@ def _normalize_all(text: str) -> Normalized:
     current = _join_spaced_latin(pieces, current, _SPACED_LATIN)
     for pattern in (_SPLIT_WORD, _SPACED_DIGITS, _EXTRA_SPACES):
         current = _delete_matches(pieces, pattern, current)
+    current = _leet(pieces, current)
+    current = _english_numbers(pieces, current)
     _numbers(pieces, current)
     out, starts, ends = _rebuild(pieces)
     return Normalized(text, out, tuple(starts), tuple(ends))

@@ -27,16 +27,28 @@ from ._types import Cue, GuardCategory
 
 __all__ = ["judge"]
 
-_CLAUSE = re.compile(r"[,，、:：()（）]")
+_CLAUSE = re.compile(r"[,，、：()（）]|(?<!\d):(?!\d)")
+"""Clause breaks; a colon between digits is a time (``the 9:30 Mass``), not a break."""
 _BINDER_EN = re.compile(
     r"\b(?:i|i'm|im|i've|ive|i'd|i'll|my|mine|myself|we|we're|our|he|she|he's|she's|his|her|"
     r"they|as an?)\b"
 )
-_BINDER_ZH = re.compile(r"(?<![帮给让教告诉提醒问跟和替陪叫])我|自己|本人|(?<![其吉])[他她]")
+_BINDER_ZH = re.compile(
+    r"(?<![帮给让教告诉提醒问跟和替陪叫])我|自己|本人|(?<![其吉])[他她]"
+    r"|(?:医生|大夫|医师|护士|药师)[^，。,]{0,3}(?:给|帮|让|替)我"
+)
 _IMPLICIT_ZH = re.compile(
     r"(?:做了|做过|刚做|要做|在做|做完|在吃|吃了|吃着|开了|打了|得了|得过|确诊|查出|住了|正在|一直|"
     r"又|每天|天天|从小|刚|被诊断|诊断出|患有|患了|戴着|戴了|用了|用着|装了)$"
 )
+_ACT_ZH = re.compile(
+    r"在吃|吃了|吃着|要吃|都吃|靠|服用|在用|用了|打了|做了|做过|做完|刚做|要做|去做|查出|确诊|诊断|得了|"
+    r"患了|住了|住院|开了|换成|装了|戴了|欠了|还了|借了|信了|入了|受了|去了|每天|每晚|每周|每个月|"
+    r"一直|正在|刚|又|还去|也去|常去|都去|每次"
+)
+_SELF_LEAD_ZH = re.compile(r"^\W*(?:我|我们|俺|本人)(?!的?(?:" + REL_ZH + "))")
+"""An act or a habit in a clause with nobody named: a Chinese statement drops its subject
+(``一直在吃降压药``, ``去年做了心脏搭桥``), and the subject is the speaker."""
 _IMPLICIT_EN = re.compile(
     r"^\W*(?:just |finally |recently |still )?(?:got|had|have|started|starting|stopped|"
     r"finished|getting|been|went|going|switched|switching|tested|testing|on|off|back on|"
@@ -76,8 +88,17 @@ def bound(sent: Sentence, cue: Cue) -> str | None:
     binders = [m for m in binders if m.start() >= len(clause) - reach]
     if not binders:
         head = sent.low[: cue.start]
-        implicit = (sent.zh and _IMPLICIT_ZH.search(head.rstrip()[-4:] if head else "")) or (
-            _IMPLICIT_EN.match(sent.low) and len(head) <= 60 and not sent.others
+        implicit = (
+            (sent.zh and _IMPLICIT_ZH.search(head.rstrip()[-4:] if head else ""))
+            or (
+                # no subject, or the speaker as the subject of an earlier clause (a
+                # Chinese topic chain: 我初一十五吃素，还去庙里烧香)
+                sent.zh
+                and not sent.others
+                and (not sent.selves or _SELF_LEAD_ZH.match(sent.text) is not None)
+                and _ACT_ZH.search(clause[-10:]) is not None
+            )
+            or (_IMPLICIT_EN.match(sent.low) and len(head) <= 60 and not sent.others)
         )
         return "implicit" if implicit else None
     last = max(m.end() for m in binders)

@@ -21,9 +21,15 @@ _SUFFIX_ANY_CASE = alt(
     "crescent|parkway|pkwy|highway|hwy|circle|cir|trail|trl|close|mews|gardens|gdns|"
     "square|sq|place|pl|way|hollow|ridge|loop|pike|row|alley|plaza|grove|heights|crossing"
 )
+# A time or a distance before "drive", "walk", "way" is a journey, not a street name
+# ("a three hour drive from me", "10 minutes' walk").
+_MEASURE = (
+    r"(?!(?:hours?|hrs?|minutes?|mins?|seconds?|secs?|miles?|kms?|kilomet(?:er|re)s?|blocks?|"
+    r"days?|weeks?|nights?|stops?|exits?|steps?)(?:'s?|s')?\s)"
+)
 _STREET_EN = re.compile(
-    rf"(?<![\d.,$#])\b\d{{1,6}}[a-z]?,?\s+(?:[nsew]\.?\s+)?(?:[a-z0-9'.-]+\s+){{1,3}}"
-    rf"{_SUFFIX_ANY_CASE}\b\.?(?!\s*(?:of|to|for|with)\b)",
+    rf"(?<![\d.,$#])\b\d{{1,6}}[a-z]?,?\s+(?:[nsew]\.?\s+)?(?:{_MEASURE}[a-z0-9'.-]+\s+){{1,3}}"
+    rf"{_SUFFIX_ANY_CASE}\b\.?(?!\s*(?:of|to|for|with|from|away)\b)",
     re.IGNORECASE,
 )
 _STREET_SUFFIX = alt(
@@ -55,8 +61,8 @@ _NUMBER_WORDS = alt(
     "eighty|ninety|hundred|oh"
 )
 _STREET_WORDS = re.compile(
-    rf"\b{_NUMBER_WORDS}(?:[ -]{_NUMBER_WORDS}){{0,3}}\s+(?:[a-z'.-]+\s+){{1,3}}"
-    rf"{_SUFFIX_ANY_CASE}\b",
+    rf"\b{_NUMBER_WORDS}(?:[ -]{_NUMBER_WORDS}){{0,3}}\s+(?:{_MEASURE}[a-z'.-]+\s+){{1,3}}"
+    rf"{_SUFFIX_ANY_CASE}\b(?!\s*(?:of|to|for|with|from|away)\b)",
     re.IGNORECASE,
 )
 _UNIT_EN = re.compile(

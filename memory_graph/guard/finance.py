@@ -192,7 +192,21 @@ _INCOME_EN = re.compile(
     r"overdraft|paid|make|makes|made|earn|earns|earned|earning|lost|losing|down|"
     r"checking account|my checking|in checking|severance|raise|offer|signing|rsus?|equity|"
     r"emergency fund|nest egg|"
-    r"in savings|savings account|brokerage|collections?|interest|net|netting|clear|clearing)\b"
+    r"in savings|savings account|brokerage|collections?|interest|net|netting|clear|clearing|"
+    r"pay (?:it|them|this|that) (?:off|down)|paying (?:it |them )?(?:off|down)|"
+    r"store cards?|credit cards|medical bills|on (?:a|my|two|three|four|several) "
+    r"(?:\w+ )?cards?)\b"
+)
+# A person's earnings: a subject, an earning verb, then a big or periodic amount
+# ("I earn 68k", "he brings in 3k", "I take home about 5,200 a month"). A purchase word
+# elsewhere in the sentence ("how should we split the bills") does not make it a price.
+_EARNS_EN = re.compile(
+    r"\b(?:i|we|he|she|they|my \w+|(?:my|our) \w+ (?:and i|and me))\s+(?:\w+ly\s+)?"
+    r"(?:earn|earns|make|makes|made|take home|takes home|bring in|brings in|bring home|"
+    r"brings home|gross|grosses|net|nets|clear|clears|pull in|pulls in)\s+"
+    r"(?:about |around |roughly |almost |nearly |over |under |just |like |maybe )?"
+    r"[$€£¥]?\d[\d,]*(?:\.\d+)?\s?(?:k|grand|thousand|million|m|(?:a|an|per|/) ?"
+    r"(?:year|yr|month|mo|week|wk|hour|hr))?\b"
 )
 _WEAK_EN = frozenset(
     "paid|make|makes|made|earn|earns|earned|earning|losing|down|offer|raise|rent|budget|"
@@ -211,6 +225,8 @@ _STATUS_EN = re.compile(
     r"collections? account|"
     r"defaulted|default(?:ed)? on|overdrawn|payday loans?|evicted|eviction notice|"
     r"(?:credit score|fico)\D{0,24}\d{3}|\d{3}\s*(?:credit score|fico)|"
+    r"(?:credit score|fico)\D{0,24}?\b(?:three|four|five|six|seven|eight) (?:hundred )?"
+    r"(?:and )?(?:twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)|"
     r"maxed out|underwater on|owe the irs|tax debt|living paycheck to paycheck|"
     r"broke until payday|can't make rent|cant make rent|debt consolidation|consolidate|"
     r"in the hole|to my name|until payday|till payday|before payday|upside down on)\b"
@@ -234,7 +250,9 @@ _INCOME_ZH = re.compile(
 _STATUS_ZH = re.compile(
     r"逾期|催收|失信|被执行|老赖|冻结|划扣|征信.{0,6}(?:花|黑|差|不好|有问题|有记录|逾期)|"
     r"破产|卡债|债务协商|前置协商|以贷养贷|赌债|负债累累|被起诉|强制执行|被限高|限制高消费|"
-    r"(?:信用分|芝麻分|征信分|fico).{0,6}\d|还不上|还不起|欠了.{0,8}(?:钱|债)|月光"
+    r"(?:信用分|芝麻分|征信分|fico).{0,6}\d|还不上|还不起|欠了.{0,8}(?:钱|债)|月光|"
+    r"(?:信用卡|卡费|卡债|贷款|房贷|车贷|账单|分期)[^，。,.!?！？]{0,8}(?:迟缴|迟交|晚缴|晚交|缓缴)|"
+    r"(?:迟缴|迟交|晚缴)(?:了|过)?[^，。,.!?！？]{0,6}(?:被记|记录|违约金|滞纳金|征信)"
 )
 _BUSINESS_ZH = re.compile(
     r"公司|营收|财报|上市|融资|估值|多少钱|价格|价钱|买了|买的|买个|刚买|报销|AA|随份子|红包|"
@@ -279,6 +297,9 @@ def _status(sent: Sentence) -> list[Cue]:
     if amount and not _BUSINESS_EN.search(low):
         for start, end, _ in _TYPOS.find(low):
             cues.append(Cue("finance", reason_amount, start, end, "strong"))
+    earns = _EARNS_EN.search(low) if sent.has_digit else None
+    if earns and _BIG_OR_PERIODIC.search(earns.group(0)):
+        cues.append(Cue("finance", reason_amount, earns.start(), earns.end(), "strong"))
     if amount:
         for term in _INCOME_EN.finditer(low):
             weak = term.group(0) in _WEAK_EN or _BUSINESS_EN.search(low) is not None
@@ -300,7 +321,7 @@ def detect(sent: Sentence) -> list[Cue]:
     return (_cards_and_accounts(sent) if sent.has_digit else []) + _status(sent)
 
 
-# Every status cue is a match of _STATUS_EN, or a term or typo looked for only after
+# Every status cue is a match of _STATUS_EN or _EARNS_EN, or a term or typo looked for only after
 # _AMOUNT_EN matches (on the lowered sentence); in Chinese also _STATUS_ZH, a term
 # looked for only after _AMOUNT_ZH matches (on the unquoted sentence) and _PACKAGE.
 _GATE_LOW = any_match(_STATUS_EN, _AMOUNT_EN)
@@ -317,6 +338,8 @@ def possible(sent: Sentence) -> bool:
     """
     if sent.digits >= 8 or (sent.has_digit and _IBAN.search(sent.text.upper())):
         return True
+    if sent.has_digit and _EARNS_EN.search(sent.low) is not None:
+        return True  # every match of _EARNS_EN holds a digit
     if sent.zh:
         return (
             _GATE_LOW_ZH.search(sent.low) is not None

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 
 from ._cues import Sentence, Typos, alt
+from ._drugs import find_drugs
 from ._gate import any_match
 from ._types import Cue
 
@@ -87,39 +88,17 @@ _CONDITIONS_EN = (
     "sciatica|wisdom teeth|root canal|"
     "waitlist|wait list|sponsor|relapsing|days sober|months sober|years sober|yrs sober|weeks sober"
 )
+# Drug names the dictionary (:mod:`._drugs`) does not hold as one word of five letters
+# or more, devices, and phrases; every other generic or brand name comes from there.
 _DRUGS_EN = (
-    "sertraline|zoloft|fluoxetine|prozac|escitalopram|lexapro|citalopram|celexa|paroxetine|"
-    "paxil|venlafaxine|effexor|duloxetine|cymbalta|bupropion|wellbutrin|mirtazapine|"
-    "remeron|trazodone|amitriptyline|nortriptyline|vortioxetine|trintellix|lithium|"
-    "lamotrigine|lamictal|valproate|depakote|quetiapine|seroquel|olanzapine|zyprexa|"
-    "risperidone|risperdal|aripiprazole|abilify|clozapine|haloperidol|lurasidone|latuda|"
-    "adderall|ritalin|methylphenidate|concerta|vyvanse|lisdexamfetamine|strattera|"
-    "atomoxetine|modafinil|xanax|alprazolam|klonopin|clonazepam|valium|diazepam|ativan|"
-    "lorazepam|ambien|zolpidem|buspirone|hydroxyzine|propranolol|gabapentin|neurontin|"
-    "pregabalin|lyrica|topiramate|topamax|levetiracetam|keppra|carbamazepine|"
-    "metformin|glucophage|ozempic|wegovy|semaglutide|mounjaro|tirzepatide|zepbound|"
-    "jardiance|farxiga|januvia|trulicity|victoza|lantus|humalog|novolog|levemir|"
-    "atorvastatin|lipitor|rosuvastatin|crestor|simvastatin|pravastatin|lisinopril|"
-    "losartan|amlodipine|norvasc|metoprolol|atenolol|carvedilol|hydrochlorothiazide|hctz|"
-    "furosemide|lasix|spironolactone|warfarin|coumadin|eliquis|apixaban|xarelto|"
-    "rivaroxaban|clopidogrel|plavix|levothyroxine|synthroid|euthyrox|methimazole|"
-    "prednisone|prednisolone|methotrexate|humira|adalimumab|enbrel|remicade|stelara|"
-    "dupixent|hydroxychloroquine|plaquenil|biktarvy|truvada|descovy|genvoya|"
-    "tenofovir|emtricitabine|dolutegravir|doxycycline|doxy|azithromycin|amoxicillin|"
-    "augmentin|ciprofloxacin|valacyclovir|valtrex|acyclovir|fluconazole|paxlovid|"
-    "tamoxifen|letrozole|anastrozole|herceptin|keytruda|opdivo|oxycodone|oxycontin|"
-    "hydrocodone|vicodin|percocet|tramadol|morphine|fentanyl|codeine|suboxone|"
-    "buprenorphine|methadone|naltrexone|vivitrol|antabuse|disulfiram|naloxone|narcan|"
-    "chantix|varenicline|finasteride|propecia|minoxidil|sildenafil|viagra|tadalafil|"
-    "cialis|estradiol|estrogen|progesterone|testosterone|spironolactone|clomid|"
-    "clomiphene|letrozole|gonal-f|menopur|ovidrel|accutane|isotretinoin|spiriva|"
-    "symbicort|advair|albuterol|ventolin|singulair|montelukast|epipen|omeprazole|"
-    "prilosec|pantoprazole|nexium|mesalamine|linzess|imitrex|sumatriptan|rizatriptan|"
-    "maxalt|aimovig|botox for migraines|nurtec|ubrelvy|creon|insulin pump|cgm|dexcom|"
-    "freestyle libre|omnipod|cpap|bipap|nicotine patch|nicotine patches|nicotine gum|"
-    "nicotine replacement|quitting smoking|quit smoking|hospice|palliative|palliative care|"
-    "baby is due|due date|eating for two|bun in the oven|morning sickness|"
-    "expecting our first|expecting a baby|expecting our second|expecting twins"
+    "propranolol|mounjaro|tirzepatide|zepbound|lantus|hctz|synthroid|euthyrox|truvada|"
+    "descovy|genvoya|doxy|augmentin|vicodin|percocet|suboxone|estradiol|progesterone|"
+    "testosterone|gonal-f|menopur|ovidrel|symbicort|botox for migraines|insulin pump|cgm|"
+    "dexcom|freestyle libre|omnipod|cpap|bipap|nicotine patch|nicotine patches|"
+    "nicotine gum|nicotine replacement|quitting smoking|quit smoking|hospice|palliative|"
+    "palliative care|baby is due|due date|eating for two|bun in the oven|"
+    "morning sickness|expecting our first|expecting a baby|expecting our second|"
+    "expecting twins"
 )
 _TYPOS = Typos(
     [w for w in _CONDITIONS_EN.split("|") if " " not in w and w not in _WEAK_SET and len(w) >= 7]
@@ -180,6 +159,37 @@ _ALLERGY_EN = re.compile(
     r"dairy|soy|wheat|gluten|sesame|bee stings?|wasps?|pollen|dust mites?|mold|cats|dogs|"
     r"iodine|contrast|antibiotics|medication|\w+cillin|\w+mycin)\b"
 )
+# Word formation names a procedure or a condition whatever the word: an excision, an
+# incision, a stoma, a repair, a scope, an inflammation, a replaced joint.
+_MORPHOLOGY_EN = re.compile(
+    r"\b[a-z]{3,}(?:ectomy|otomy|ostomy|plasty|oscopy|orrhaphy)s?\b"
+    r"|\b(?!(?:arthritis|bronchitis|colitis|sinusitis)\b)[a-z]{4,}itis\b"
+    r"|\b(?:knee|hip|shoulder|joint|valve|disc|disk|ankle|elbow|lens) replacements?\b"
+    r"|\b(?:bypass|transplant|cataract|bariatric|gastric sleeve|lap band|heart|brain|spinal|"
+    r"back|cancer) (?:surgery|operation|op)\b|\blap band\b|\bgastric (?:sleeve|bypass)\b"
+    r"|\b(?:cataract|cataracts)\b"
+    r"|\b(?:rotator cuff|meniscus|acl|mcl|hernia|spinal|spine|disc|tendon|ligament|achilles) "
+    r"(?:repair|surgery|tear|fusion|reconstruction)\b"
+    r"|\b(?:appendix|tonsils|adenoids|gallbladder|spleen|uterus|ovaries|ovary|thyroid|"
+    r"wisdom teeth|kidney stones?|gallstones?|polyps?|a lump|a tumou?r) "
+    r"(?:out|removed|taken out|cut out)\b"
+)
+# How people say it without the clinical word: the class, not the sentence.
+_EUPHEMISM_EN = re.compile(
+    r"\b(?:my|a|the|our) (?:shrink|head doctor|headshrinker|psych|psych doc)\b(?![- ]wrap)"
+    r"|\bon (?:something|meds|a pill|pills|tablets) for (?:my|the|it|this)\b"
+    r"|\bon (?:a little |some )?something to help (?:me )?(?:with )?(?:my )?(?:sleep|mood|"
+    r"nerves|anxiety|focus)\b"
+    r"|\b(?:something|a pill|pills|tablets|meds) for (?:my )?(?:mood|nerves|anxiety|"
+    r"sleep|depression|focus|head|the voices|my heart|blood pressure|sugar)\b"
+    r"(?! (?:board|boards|ring|lighting|music|playlist))"
+    r"|\b(?:my|a) (?:nervous |mental )?breakdown\b|\bmy nerves\b"
+    r"|\b(?:72-hour|psych|psychiatric|involuntary|5150) hold\b|\b5150(?:'?d)?\b"
+    r"|\bseeing (?:someone|somebody|a (?:professional|specialist)) (?:for|about) (?:my|it)\b"
+    r"|\b(?:my|a) (?:sugar|blood sugar|drinking|drug|pill|weight|heart|thyroid) "
+    r"(?:problem|problems|issue|issues|condition)\b"
+    r"|\b(?:hear|hearing) voices\b|\bup(?:ped|ping)? (?:my|the) dose\b|\b(?:my|the) dose\b"
+)
 _BENIGN_EN = re.compile(
     r"prescription (?:for )?(?:new )?(?:glasses|sunglasses|lenses|contacts|goggles)|"
     r"(?:surgery|therapy|treatment) (?:on|for) (?:the|my|our) (?:car|code|codebase|bike|garden|"
@@ -195,6 +205,7 @@ _FIGURATIVE_EN = re.compile(
     r"\bso (?:depressed|ocd|adhd|bipolar|autistic|anorexic|paranoid|triggered) (?:that|about|"
     r"because|when|rn|lol)\b|\bdepressed (?:about|that) (?:the|my|our|this|that)|"
     r"depressing|pill to swallow|chill pill|therapy session with my|retail therapy|"
+    r"(?:form|kind|sort|type|bit|dose) of therapy|(?:is|was|are) (?:my|pure|cheap|free) therapy|"
     r"shopping therapy|music therapy playlist|allergic to (?:meetings|mondays|work|people|"
     r"mornings|math|exercise|effort|drama|small talk|email|emails|cardio))"
 )
@@ -219,7 +230,8 @@ _CONDITIONS_ZH = (
     "妇产科|生殖科|康复治疗|康复科|理疗|针灸治疗|挂号|看病|生病|得病|病情|病假|"
     "血常规|肌酐|尿酸|转氨酶|糖化|血红蛋白|胆固醇|低密度|甘油三酯|甲功|tsh|hpv|"
     "体检报告|病理|活检|穿刺|核磁|ct|b超|胃镜|肠镜|心电图|holter|动态心电|"
-    "睡眠呼吸暂停|打呼停|呼吸机|过敏|高度近视|散光|裂孔|视网膜|眼底病|黄斑|免疫力低下|免疫缺陷|预产期|有喜了|孕吐|安胎|保胎|怀咗|怀上|第二胎|二胎|头胎|一型|二型|1型|2型|支架|起搏器|假肢|造口|胰岛素泵|血糖仪|透析"
+    "睡眠呼吸暂停|打呼停|呼吸机|过敏|三高|身心科|脊椎炎|脊柱炎|强直性|洗肾|回诊|思觉失调|忧郁症|心脏搭桥|冠脉搭桥|搭桥手术|支架手术|"
+    "关节置换|膝关节置换|髋关节置换|换了关节|做了胃镜|高度近视|散光|裂孔|视网膜|眼底病|黄斑|免疫力低下|免疫缺陷|预产期|有喜了|孕吐|安胎|保胎|怀咗|怀上|第二胎|二胎|头胎|一型|二型|1型|2型|支架|起搏器|假肢|造口|胰岛素泵|血糖仪|透析"
 )
 _DRUGS_ZH = (
     "舍曲林|左洛复|氟西汀|百忧解|帕罗西汀|赛乐特|艾司西酞普兰|来士普|西酞普兰|文拉法辛|"
@@ -235,7 +247,12 @@ _DRUGS_ZH = (
     "纳曲酮|丁丙诺啡|地屈孕酮|达芙通|黄体酮|雌激素|孕酮|促排卵|克罗米芬|来曲唑|"
     "短效避孕药|优思明|紧急避孕|毓婷|达英|非那雄胺|米诺地尔|西地那非|他达拉非|"
     "沙丁胺醇|万托林|布地奈德|信必可|舒利迭|孟鲁司特|奥美拉唑|泮托拉唑|美沙拉嗪|"
-    "舒马普坦|利扎曲普坦|胰酶|降压|降糖|抗凝|抗病毒|止痛片|布洛芬缓释|芬必得"
+    "舒马普坦|利扎曲普坦|胰酶|降压|降糖|抗凝|抗病毒|止痛片|布洛芬缓释|芬必得|"
+    # brand names in mainland and Taiwan use (the dictionary above is English only)
+    "黛力新|思诺思|怡诺思|再普乐|拜新同|来得时|捷诺维|安达唐|欧唐静|诺和锐|优泌林|拜糖平|"
+    "格列美脲|阿卡波糖|安博维|科素亚|波依定|舒降之|喜普妙|博乐欣|欣百达|瑞美隆|维思通|"
+    "安律凡|德巴金|利必通|得理多|开浦兰|妥泰|舒乐安定|艾司唑仑|安理申|美多芭|息宁|"
+    "思诺思|百忧解|乐途|悦宁|郁乐复|力月西|赛乐特|安非他命|利他林|专思达"
 )
 _HEALTH_ZH = re.compile(
     alt(_CONDITIONS_ZH + "|" + _DRUGS_ZH)
@@ -249,10 +266,35 @@ _WEAK_ZH = frozenset(
     "移植|胚胎|月子|坐月子|新冠|甲流|肺炎|支气管炎|韧带|半月板|骨折|想死|降压|降糖|抗凝|"
     "抗病毒|低密度".split("|")
 )
-# A specialty or disease naming an event ("心内科新技术研讨会"), not a patients' meeting.
+# A specialty or disease naming an event ("心内科新技术研讨会") or an institution
+# ("肿瘤医院", "胸科医院"), not a patients' meeting or a stay.
 _EVENT_ZH = re.compile(
     r"(?:(?!病友|患者|家属)[^，。,.!?！？、\s]){0,6}?"
     r"(?:交流大会|交流会|研讨会|大会|论坛|峰会|学术会议|年会|博览会|展览会|讲座|招聘会|培训班)"
+    r"|(?:科)?(?:医院|专科医院|研究所|研究院|研究中心|学会|协会|基金会|领域)"
+)
+_VISIT_ZH = re.compile(r"参观|考察|游览|探访|实习|采访")
+"""A visit, a tour or a placement: the speaker saw a hospital, nobody was treated."""
+_CLAUSE_BREAK_ZH = re.compile(r"[，,；;：:]")
+
+
+def _clause_of(text: str, pos: int) -> str:
+    """The clause of ``text`` (between commas, semicolons, colons) that holds ``pos``."""
+    starts = [m.end() for m in _CLAUSE_BREAK_ZH.finditer(text, 0, pos)]
+    end = _CLAUSE_BREAK_ZH.search(text, pos)
+    return text[starts[-1] if starts else 0 : end.start() if end else len(text)]
+
+
+_STAY_ZH = re.compile(r"住院|看病|就诊|确诊|复查|化疗|治疗中|陪[^，。]{0,4}(?:看|住)|挂号")
+
+
+_ASKING = re.compile(
+    r"^\W*(?:is|are|was|does|do|did|can|could|should|would|will|what|what's|how|why|which|"
+    r"when|where|who)\b"
+)
+_ABOUT_DRUG = re.compile(
+    r"(?:'s)?\s+(?:ads?|adverts?|commercials?|campaigns?|makers?|patents?|prices?|shortages?|"
+    r"recalls?|lawsuits?|stock|sales|trials?|launch)\b"
 )
 
 
@@ -290,8 +332,9 @@ def detect(sent: Sentence) -> list[Cue]:
             word = m.group(0)
             if word.isascii() and _in_latin_word(low, m.start(), m.end()):
                 continue  # "ct" of "construction" in an e-mail address
-            if _EVENT_ZH.match(low, m.end()):
-                continue  # a specialty naming an event: 心内科交流大会
+            visit = _VISIT_ZH.search(_clause_of(low, m.start())) is not None
+            if (_EVENT_ZH.match(low, m.end()) or visit) and not _STAY_ZH.search(low):
+                continue  # an event, a place or a visit: 心内科交流大会, 肿瘤医院, 参观
             if word == "过敏" and not _ALLERGY_ZH.search(text):
                 continue
             kind = (
@@ -329,6 +372,27 @@ def detect(sent: Sentence) -> list[Cue]:
     if sent.zh:
         for m in _LAB_ZH.finditer(low):
             cues.append(Cue("health", reason, m.start(), m.end(), "strong"))
+    # a drug named by the dictionary: strong when the sentence is about a person, weak
+    # (needs a disclosure verb) in a question or a remark about the drug itself
+    asked = _ASKING.match(low) is not None
+    for start, end in find_drugs(low):
+        if _in_latin_word(low, start, end):
+            continue
+        # "Entresto's ad" reads as a name: the drug is not a person
+        about = bool(sent.selves) or any(not (a <= start < b) for a, b in sent.others)
+        kind = "strong" if about or not asked else "weak"
+        if not about and _ABOUT_DRUG.match(low, end):
+            kind = "weak"
+        cues.append(Cue("health", reason, start, end, kind))  # type: ignore[arg-type]
+    morphology = any(h in low for h in _MORPHOLOGY_HINTS)
+    for m in _MORPHOLOGY_EN.finditer(low) if morphology else ():
+        cues.append(Cue("health", reason, m.start(), m.end(), "weak"))
+    euphemism = any(h in low for h in _EUPHEMISM_HINTS)
+    for m in _EUPHEMISM_EN.finditer(low) if euphemism else ():
+        # "my shrink", "my breakdown": the possessive is the person bound to it
+        mine = m.group(0).startswith("my ") or (bool(sent.selves) and not sent.others)
+        kind = "strong" if mine else "weak"
+        cues.append(Cue("health", reason, m.start(), m.end(), kind))  # type: ignore[arg-type]
     if not cues:
         for start, end, _ in _TYPOS.find(low):
             cues.append(Cue("health", reason, start, end, "strong"))
@@ -343,10 +407,23 @@ def detect(sent: Sentence) -> list[Cue]:
 
 
 # Every cue of :func:`detect` is a match of one of these (on the lowered unquoted
-# sentence), of _RECOVERY_GROUP (on the unquoted sentence) or a typo; _DOSE only changes
-# the kind of cues already found, and the figurative patterns only remove cues.
+# sentence), of _RECOVERY_GROUP (on the unquoted sentence), a dictionary drug or a
+# typo; _DOSE only changes the kind of cues already found, and the figurative patterns
+# only remove cues.
 _GATE_LOW = any_match(_HEALTH_EN, _LAB_EN, _ALLERGY_EN, _CLEAN_EN)
 _GATE_LOW_ZH = any_match(_HEALTH_ZH, _LAB_ZH, _HEALTH_EN, _LAB_EN, _ALLERGY_EN, _CLEAN_EN)
+_MORPHOLOGY_HINTS = (
+    "tomy", "plasty", "scopy", "rrhaphy", "itis", "replacement", "surgery", "operation",
+    " op", "lap band", "gastric", "cataract", "repair", "tear", "fusion", "reconstruction",
+    " out", "removed",
+)  # fmt: skip
+_EUPHEMISM_HINTS = (
+    "shrink", "head doctor", "psych", "something", "pill", "tablet", "meds", "breakdown",
+    "nerves", "hold", "5150", "seeing some", "a professional", "a specialist", "problem",
+    "issue", "condition", "voices", "dose",
+)  # fmt: skip
+"""Every match of :data:`_MORPHOLOGY_EN` (:data:`_EUPHEMISM_EN`) holds one of these
+substrings: a substring test is much cheaper than the regex on ordinary text."""
 
 
 def possible(sent: Sentence) -> bool:
@@ -357,4 +434,7 @@ def possible(sent: Sentence) -> bool:
         gate.search(low) is not None
         or _RECOVERY_GROUP.search(text) is not None
         or bool(_TYPOS.find(low))
+        or bool(find_drugs(low))
+        or (any(h in low for h in _MORPHOLOGY_HINTS) and _MORPHOLOGY_EN.search(low) is not None)
+        or (any(h in low for h in _EUPHEMISM_HINTS) and _EUPHEMISM_EN.search(low) is not None)
     )

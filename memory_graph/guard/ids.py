@@ -46,10 +46,10 @@ _NON_ID = re.compile(
     r"course|class|badge|case|claim|pin|zip|postal|postcode|extension|ext|route|bus|"
     r"gate|seat|table|lottery|jira|issue|pr|commit|build|release|promo|coupon|code|"
     r"account|acct|routing|iban|card|phone|tel|mobile|cell|fax|whatsapp|wechat|number is "
-    r"the|isbn|doi|patent)\b"
+    r"the|isbn|doi|patent|meeting|webinar|zoom|teams|passcode|dial-in|conference)\b"
     r"|订单|发票|单号|工单|流水|批次|物流|快递|运单|取件|构建|版本|会员|积分|编号|学号|工号|"
     r"员工|图书|借书|型号|序列号|邮编|房间|会议室|座位|航班|车次|车牌|工卡|账号|账户|卡号|"
-    r"银行卡|电话|手机|微信|客服|热线|优惠|券码|验证码"
+    r"银行卡|电话|手机|微信|客服|热线|优惠|券码|验证码|会议号|会议id|入会|腾讯会议|钉钉会议"
 )
 _SSN_WORD = re.compile(
     r"\b(?:ssn|ssns|social security|social|itin|tin|taxpayer)\b|社会安全号|社安号"

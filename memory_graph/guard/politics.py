@@ -43,6 +43,14 @@ _STRONG_EN = re.compile(
     rf"(?:the\s+|our\s+|a\s+|my\s+)?(?:local\s+)?(?:{_PARTY_EN}|campaign|union|chapter)\b"
     rf"|\b{_PARTY_EN}\s+(?:party\s+)?(?:member|membership|voter|supporter|activist|delegate)\b"
     r"|\bregistered (?:democrat|republican|independent|voter for)\b"
+    r"|\b(?:proud|lifelong|life-long|loyal|die-?hard|staunch|longtime|long-time)\s+"
+    r"(?:(?:[a-z-]+\s+){1,2}(?:voter|supporter|member|activist|canvasser)\b"
+    rf"|(?:{_PARTY_EN}|{_IDENTITY_EN})(?![a-z]))"
+    r"|\b[a-z-]+ (?:voter|supporter) here\b"
+    rf"|\b(?:march(?:ed|ing)?|protest(?:ed|ing)?|rall(?:y|ied|ying)|knock(?:ed|ing)? on doors|"
+    rf"door-?knock(?:ed|ing)?|phone-?bank(?:ed|ing)?|leaflet(?:ed|ing)?|"
+    rf"hand(?:ed|ing)? out (?:flyers|leaflets))\s+(?:with|for|against|in)\s+(?:the\s+)?"
+    rf"(?:{_PARTY_EN}|{_IDENTITY_EN}|[a-z-]+ (?:campaign|candidate|movement))\b"
     r"|\b(?:rally|protest|demonstration|picket line)\b"
 )
 _IDENTITY_RE = re.compile(rf"\b(?:{_IDENTITY_EN}|{_PARTY_EN})(?![a-z])")
@@ -57,12 +65,13 @@ _ZH = re.compile(
     r"共产主义|社会主义者|无政府主义|女权|投给|投票给|投了|选票|深蓝|深绿|浅蓝|浅绿|蓝营|"
     r"绿营|国民党|民进党|民众党|时代力量|共和党|民主党|工党|保守党|游行|示威|集会|维权|"
     r"政治立场|比较左|比较右|偏左|偏右|很左|很右|支持.{0,8}(?:独立|统一|党|派|建国)|"
-    r"反对.{0,6}党|粉红|川粉|公知|小粉红|法轮功|港独|台独"
+    r"反对.{0,6}党|粉红|川粉|公知|小粉红|法轮功|港独|台独|党费|入党申请|党支部|支部|组织生活|"
+    r"民主生活会|预备期"
 )
 _ZH_WEAK = frozenset(
     "国民党|民进党|民众党|时代力量|共和党|民主党|工党|保守党|游行|示威|集会|维权|"
     "左派|右派|左翼|右翼|自由派|保守派|建制派|泛民|本土派|女权|共产主义|民族主义|"
-    "粉红|公知|小粉红|法轮功|港独|台独|选票|投了|社员".split("|")
+    "粉红|公知|小粉红|法轮功|港独|台独|选票|投了|社员|支部|党支部|组织生活|预备期".split("|")
 )
 _PROPER_AFTER = re.compile(
     r"\s+(?!I\b)[A-Z][a-z]|\s+(?:fan|fans|music|band|day|tea|card|light|movie|film|show|songs?)\b"

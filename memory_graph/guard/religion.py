@@ -35,13 +35,14 @@ _PRACTICE_STRONG_EN = alt(
     "puja|diwali puja|temple|mosque|synagogue|gurdwara|church|parish|congregation|"
     "my faith|my religion|god|jesus|allah|the lord|scripture|quran|koran|torah|bible|"
     "pastor|imam|rabbi|priest|monk|nun|converted|convert|left the church|left the faith|"
-    "deconverted|deconstructing|excommunicated|disfellowshipped|shunned|meditation retreat|"
-    "retreat|vegetarian for religious|no pork|no beef|word of wisdom"
+    "deconverted|deconstructing|excommunicated|disfellowshipped|shunned|church retreat|"
+    "prayer retreat|spiritual retreat|bible camp|vegetarian for religious|no pork|no beef|"
+    "word of wisdom|jumu'ah|jummah|friday prayers|sunday school|youth group at church"
 )
 _WEAK_EN = frozenset(
     "temple|mosque|synagogue|gurdwara|church|parish|congregation|god|jesus|allah|the lord|"
-    "scripture|quran|koran|torah|bible|pastor|imam|rabbi|priest|monk|nun|mass|retreat|"
-    "halal|kosher|convert|confirmed|eid|no pork|no beef|meditation retreat|devout|religious|"
+    "scripture|quran|koran|torah|bible|pastor|imam|rabbi|priest|monk|nun|mass|"
+    "halal|kosher|convert|confirmed|eid|no pork|no beef|devout|religious|"
     "believer|prayers|pray|prayed|praying|hijab|turban".split("|")
 )
 _TERM_EN = re.compile(rf"(?<![a-z])(?:{_FAITH_EN}|{_PRACTICE_STRONG_EN})(?![a-z])")
@@ -54,6 +55,14 @@ _NOT_FAITH = re.compile(
     r"\bconvert (?:\d|this|that|it|to celsius|to fahrenheit|to pdf|the)\b|"
     r"\bconfirmed (?:the|my|it|that|booking)\b|"
     r"\blent (?:me|him|her|them|it|my|you)\b|\bretreat (?:center|venue)? ?for (?:the|our) team\b"
+    # a congregation as the people one knows, or a building: who, not what one believes;
+    # a group of believers one met is nobody's disclosure
+    r"|\b(?:group|bunch|crowd|lot|couple|handful|busload) of (?:[a-z-]+ )?(?:religious|devout|"
+    r"christians?|muslims?|catholics?|evangelicals?|jews|hindus|buddhists|mormons|pilgrims)\b"
+    r"|\b(?:friends?|people|folks|someone|guys|ladies|members?) (?:from|at) "
+    r"(?:the |my |our )?church\b"
+    r"|\bchurch\s+(?:friends?|folks|people|ladies|guys|parking lot|building|hall|sale|fair|"
+    r"potluck|bake sale|basement|steps)\b"
 )
 _ZH = re.compile(
     r"(?:信|信仰|信奉|皈依|改信|信了|信的是|归信)(?:了)?[\u4e00-\u9fff]{0,4}(?:教|佛|主|真主|上帝|"
@@ -61,11 +70,13 @@ _ZH = re.compile(
     r"耶和华见证人|受洗|洗礼|朝觐|礼拜|弥撒|去教堂|教会|团契|查经|去清真寺|清真|吃斋|念佛|"
     r"早斋|斋戒|斋月|封斋|开斋|念经|诵经|祷告|祈祷|守安息日|安息日|四旬期|大斋期|佛堂|居士|"
     r"皈依|头巾|戴头巾|盖头|不吃牛|不吃猪肉|一贯道|藏传佛教|摩门|天主教|基督教|伊斯兰|"
-    r"犹太教|印度教|锡克|巴哈伊|佛教|道教|受戒|出家|上香|拜佛|抄经|灵修|主日"
+    r"犹太教|印度教|锡克|巴哈伊|佛教|道教|受戒|出家|上香|拜佛|抄经|灵修|主日|主麻|聚礼|烧香|"
+    r"唱诗班|五戒|受了.{0,2}戒|领圣餐|圣餐|告解|做弥撒|望弥撒|守斋|念珠|[晨晚]祷|灵修"
 )
 _ZH_WEAK = frozenset(
     "清真|礼拜|教会|不吃牛|不吃猪肉|头巾|上香|拜佛|天主教|基督教|伊斯兰|犹太教|印度教|佛教|"
-    "道教|摩门|锡克|巴哈伊|藏传佛教|一贯道|念佛|诵经|抄经|出家|灵修|主日".split("|")
+    "道教|摩门|锡克|巴哈伊|藏传佛教|一贯道|念佛|诵经|抄经|出家|灵修|主日|烧香|唱诗班|"
+    "念珠".split("|")
 )
 _BARE_SELF = re.compile(
     rf"^\W*(?:{_FAITH_EN})\s*(?:here|btw|fyi|by the way|if that matters|so\b|and\b|,|$)"
@@ -80,7 +91,9 @@ _LANDMARK = re.compile(
 )
 _EVENT = re.compile(
     r"\b(?:wedding|funeral|memorial|christening of|concert|tour|sightseeing|field trip|visit|"
-    r"visiting|photos?|architecture|volunteering at the|polling place)\b|婚礼|葬礼|参观|旅游|玩了|"
+    r"visiting|photos?|architecture|volunteering at the|polling place|"
+    r"(?:walk|walked|walking|drive|drove|driving|ran|run|running|cycled|biked) (?:past|by)|"
+    r"on (?:my|our|the) way)\b|婚礼|葬礼|参观|旅游|玩了|路过|经过|"
     r"拍照|风景|景点|建筑"
 )
 _PLACES_EN = frozenset("church|temple|mosque|synagogue|gurdwara|parish|mass|cathedral".split("|"))
