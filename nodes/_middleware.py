@@ -201,15 +201,17 @@ class MemoryMiddleware(AgentMiddleware[MemoryAgentState, Any]):
             ConfigurationError: ``agent`` is not a compiled graph built with this middleware
                 on a memory store.
         """
-        if not isinstance(agent, CompiledStateGraph) or self._store is None:
-            raise ConfigurationError(
-                "protect() takes the compiled create_agent graph of a MemoryMiddleware "
-                "built on a MemoryStore or AsyncMemoryStore"
-            )
-        nodes = getattr(agent.builder, "nodes", {})
-        if not any(
+        if not isinstance(agent, CompiledStateGraph):
+            raise ConfigurationError("protect() takes the compiled create_agent graph")
+        if self._store is None:
+            if not isinstance(agent.store, GovernedStore):
+                raise ConfigurationError(
+                    "protect(): a MemoryMiddleware without a store needs the agent compiled "
+                    "with store=GovernedStore(memory_store)"
+                )
+        elif not any(
             getattr(getattr(spec.runnable, "func", None), STORE_ATTR, None) is self._store
-            for spec in nodes.values()
+            for spec in agent.builder.nodes.values()
         ):
             raise ConfigurationError("protect(): this agent was not built with this middleware")
         if not isinstance(agent, _CheckedRuns):

@@ -33,6 +33,7 @@ from memory_graph import (
 )
 from memory_graph.testing import FakeToolCallingChatModel, extraction_reply, tool_call_message
 from nodes import (
+    GovernedStore,
     MemoryMiddleware,
     NoPendingReviewError,
     alist_inbox,
@@ -352,3 +353,30 @@ def test_nodes_import_without_langchain() -> None:
         "    raise AssertionError('MemoryMiddleware without langchain')\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_on_the_agents_governed_store(pg_dsn: str) -> None:
+    """Without a store of its own the middleware uses ``runtime.store``: a GovernedStore."""
+    chat = model("Hello!", extraction_reply([{**ADA, "message_index": 0}]), "Hi.")
+    with MemoryStore.from_dsn(pg_dsn) as store:
+        store.setup()
+        with open_checkpointer(store) as saver:
+            memory = MemoryMiddleware()
+            agent = memory.protect(
+                create_agent(
+                    chat, middleware=[memory], checkpointer=saver, store=GovernedStore(store)
+                )
+            )
+            out = agent.invoke(turn("Call me Ada."), cfg("g1"), context=CTX)
+            assert "__interrupt__" in out
+            _, request = pending_review(agent, "g1", owner=ALICE)
+            state = resume_review(agent, owner=ALICE, thread_id="g1", decisions=decide_all(request))
+            assert [r["status"] for r in state["commit_results"]] == ["approved"]
+            with pytest.raises(ThreadOwnerError):
+                agent.invoke(turn("Bob here."), cfg("g1"), context={"user_id": "bob"})
+            assert [m.content for m in agent.get_state(cfg("g1")).values["messages"]] == [
+                "Call me Ada.",
+                "Hello!",
+            ]
+            with pytest.raises(ConfigurationError):
+                MemoryMiddleware(store).protect(agent)  # not this agent's middleware
