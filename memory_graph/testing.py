@@ -19,12 +19,14 @@ the extractor's schema specifically.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+import json
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, ClassVar
 
 from langchain_core.language_models import LanguageModelInput
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
-from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
+from langchain_core.outputs import ChatGenerationChunk
 from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 
@@ -71,7 +73,15 @@ class FakeToolCallingChatModel(GenericFakeChatModel):
     Tools bound with ``bind_tools`` are ignored: the scripted tool calls are returned as
     they are, and structured output parses them. Every prompt received is appended to
     ``received`` so a test can assert on what the model saw.
+
+    As the model of an agent it extracts with the offline patterns, so a script holds only
+    the agent's replies (``extracts_with_patterns``); a subclass that sets it to ``False``
+    stands for a real model, which extracts with itself (its script then holds the
+    extraction replies too).
     """
+
+    extracts_with_patterns: ClassVar[bool] = True
+    """Agents built on this model extract with the offline patterns by default."""
 
     received: list[list[BaseMessage]] = []
 
@@ -108,3 +118,33 @@ class FakeToolCallingChatModel(GenericFakeChatModel):
     def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> Any:
         self.received.append(list(messages))
         return super()._generate(messages, *args, **kwargs)
+
+    def _stream(
+        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any
+    ) -> Iterator[ChatGenerationChunk]:
+        """Stream a scripted reply; a tool call streams as one chunk, as a provider's would."""
+        message = self._generate(messages, stop=stop, **kwargs).generations[0].message
+        if not getattr(message, "tool_calls", None):
+            replay = GenericFakeChatModel(messages=iter([message]))
+            yield from replay._stream(messages, stop=stop, run_manager=run_manager)
+            return
+        chunk = ChatGenerationChunk(
+            message=AIMessageChunk(
+                content=message.content,
+                id=message.id,
+                tool_call_chunks=[
+                    {
+                        "name": call["name"],
+                        "args": json.dumps(call["args"]),
+                        "id": call["id"],
+                        "index": index,
+                        "type": "tool_call_chunk",
+                    }
+                    for index, call in enumerate(message.tool_calls)
+                ],
+                chunk_position="last",
+            )
+        )
+        if run_manager:
+            run_manager.on_llm_new_token("", chunk=chunk)
+        yield chunk

@@ -5,6 +5,9 @@ Node factories bind a node to a ``memory_graph.MemoryStore`` (sync nodes) or
 (``context={"user_id": ...}``) or ``config["configurable"]``; without it a node raises
 ``IdentityMissingError`` before reading or writing anything.
 
+``MemoryMiddleware`` brings the same governance to LangChain v1's ``create_agent`` (it needs
+``langchain``, the ``middleware`` extra, and is imported on first use).
+
 ``GovernedStore`` exposes the governed memory as a LangGraph ``BaseStore``: compile with
 ``store=GovernedStore(memory_store)`` and factories built without a store use
 ``runtime.store`` (reads are governed recall, writes are proposals).
@@ -21,6 +24,8 @@ Example::
 """
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
 
 from ._agent import (
     AGENT_CONFIG,
@@ -79,6 +84,9 @@ from ._state import (
 )
 from ._tools import TOOL_NAMES, create_memory_tools
 
+if TYPE_CHECKING:
+    from ._middleware import MemoryMiddleware
+
 __all__ = [
     "AGENT_CONFIG",
     "ActionRequest",
@@ -91,6 +99,7 @@ __all__ = [
     "Goal",
     "GovernedStore",
     "MemoryContext",
+    "MemoryMiddleware",
     "MemoryState",
     "NoPendingReviewError",
     "OfflineChatModel",
@@ -134,3 +143,18 @@ __all__ = [
     "structured_method_from_env",
     "validate_decisions",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # ``MemoryMiddleware`` needs ``langchain`` (the ``middleware`` extra): imported on first
+    # use, so ``import nodes`` works without it.
+    if name == "MemoryMiddleware":
+        try:
+            from ._middleware import MemoryMiddleware
+        except ImportError as exc:
+            raise ImportError(
+                "nodes.MemoryMiddleware needs langchain>=1.5: "
+                "pip install 'langgraph-memory-graph[middleware]'"
+            ) from exc
+        return MemoryMiddleware
+    raise AttributeError(f"module 'nodes' has no attribute {name!r}")

@@ -39,9 +39,10 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AnyMessage, SystemMessage
-from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.tools import BaseTool
 from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.constants import TAG_NOSTREAM
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 from langgraph.graph.state import CompiledStateGraph
@@ -75,12 +76,62 @@ __all__ = [
     "create_memory_agent",
     "open_async_checkpointer",
     "open_checkpointer",
+    "resolve_extractor",
 ]
 
 AGENT_CONFIG: dict[str, Any] = {
     "configurable": {"__pregel_durability": "sync", "__pregel_strict_resume": True}
 }
 """Config bound into the compiled agent: sync durability and strict resume."""
+
+
+def _structured_output(model: Any) -> bool:
+    """Whether ``model`` is a chat model that supports structured output (tool calling).
+
+    ``BaseChatModel.with_structured_output`` goes through ``bind_tools``, which the base
+    class does not implement: a model class that overrides either supports it. A model
+    that sets ``extracts_with_patterns`` (the offline model, the scripted test model) asks
+    for the offline extractor instead.
+    """
+    if not isinstance(model, BaseChatModel) or getattr(model, "extracts_with_patterns", False):
+        return False
+    cls = type(model)
+    return (
+        cls.with_structured_output is not BaseChatModel.with_structured_output
+        or cls.bind_tools is not BaseChatModel.bind_tools
+    )
+
+
+def resolve_extractor(model: Any, extractor: Any = None) -> Any:
+    """The extractor a graph on ``model`` uses; ``None`` stands for the offline patterns.
+
+    - ``extractor`` given: it is used; ``create_pattern_extractor()`` is the explicit
+      choice of the offline extractor.
+    - otherwise a chat model that supports structured output extracts with itself
+      (``create_extractor(model, method=structured_method_from_env())``);
+    - otherwise (the offline model, a model without tool calling) the offline patterns.
+
+    A model extractor runs tagged ``nostream`` (LangGraph's ``TAG_NOSTREAM``), so its
+    structured output never reaches a ``stream_mode="messages"`` client.
+
+    >>> from nodes import OfflineChatModel
+    >>> resolve_extractor(OfflineChatModel()) is None
+    True
+    """
+    from memory_graph.extraction import create_extractor, extract_patterns
+
+    if extractor is None:
+        if not _structured_output(model):
+            return None
+        from ._models import structured_method_from_env
+
+        method: Any = structured_method_from_env()
+        extractor = create_extractor(model, method=method)
+    if getattr(extractor, "func", None) is extract_patterns:
+        return None  # the offline extractor: called directly, without a child run
+    if isinstance(extractor, Runnable):
+        return extractor.with_config(tags=[TAG_NOSTREAM])
+    return extractor
 
 
 def _ran_tools(messages: Sequence[AnyMessage]) -> bool:
@@ -234,8 +285,11 @@ def build_memory_graph(
         store: a ``MemoryStore`` (sync nodes) or ``AsyncMemoryStore`` (async nodes);
             ``None``: the nodes and tools use the graph's ``runtime.store``, so compile with
             ``store=GovernedStore(memory_store)`` (or let a LangGraph server supply it).
-        extractor: the extraction runnable (``memory_graph.extraction.create_extractor``);
-            ``None`` uses the offline pattern extractor.
+        extractor: the extraction runnable: ``None`` (default) extracts with ``model``
+            itself when it supports structured output (see :func:`resolve_extractor`),
+            else with the offline patterns; ``create_pattern_extractor()`` chooses the
+            offline extractor explicitly; any other runnable
+            (``memory_graph.extraction.create_extractor(...)``) is used as it is.
         policy: an ``ApprovalPolicy``; ``None`` means every write waits for a human.
         tools: extra tools for the model, besides the memory tools.
         memory_tools: include the five memory tools.
@@ -255,6 +309,7 @@ def build_memory_graph(
     """
     if isinstance(store, GovernedStore):
         store = None  # the nodes read runtime.store: compile(store=governed)
+    extractor = resolve_extractor(model, extractor)
     if store is None and evidence is not None:
         raise ConfigurationError(
             "tool evidence needs the memory store at build time: pass a MemoryStore or "

@@ -49,6 +49,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
+from langgraph.prebuilt.tool_node import ToolInvocationError
 from langgraph.store.base import (
     BaseStore,
     GetOp,
@@ -69,7 +70,7 @@ from ._drive import Call, drive_async, drive_sync, is_async_store
 from ._drive import Op as Body
 from ._store_match import check_filter, matches_all, matches_filter
 
-__all__ = ["DEFAULT_NAMESPACE", "GovernedStore", "governed_from_runtime"]
+__all__ = ["DEFAULT_NAMESPACE", "GovernedStore", "RefusedWriteError", "governed_from_runtime"]
 
 log = logging.getLogger(__name__)
 
@@ -97,6 +98,28 @@ def _run_owner(config: Mapping[str, Any] | None) -> Owner | None:
         return resolve_owner(getattr(runtime, "context", None), config)
     except IdentityMissingError:
         return None
+
+
+class RefusedWriteError(ValidationError, ToolInvocationError):
+    """A ``put``/``delete`` the memory store refused (its validation or the guard).
+
+    A ``ValidationError`` to application code. To a LangGraph ``ToolNode`` (a plain one too,
+    and the one ``create_agent`` builds) it is a refused tool argument: a tool that writes
+    through this store, such as LangMem's ``manage_memory``, gives the model a
+    ``ToolMessage`` with ``status="error"`` carrying :attr:`message` instead of failing
+    the turn. The message names the refusal, never the refused text.
+    """
+
+    def __init__(self, refused: ValidationError) -> None:
+        ValidationError.__init__(self, str(refused))
+        self.message = (
+            f"Error: {type(refused).__name__}: {refused}. Nothing was saved; do not retry "
+            "the same content."
+        )
+        self.source = refused  # type: ignore[assignment]  # LangGraph types it as pydantic's
+        self.tool_name = ""
+        self.tool_kwargs: dict[str, Any] = {}
+        self.filtered_errors = None
 
 
 class GovernedStore(BaseStore):
@@ -308,7 +331,10 @@ class GovernedStore(BaseStore):
             elif isinstance(op, ListNamespacesOp):
                 results.append((yield from self._list_namespaces(op, config)))
             elif isinstance(op, PutOp):
-                yield from self._put(op, config)
+                try:
+                    yield from self._put(op, config)
+                except ValidationError as exc:  # a tool's refused argument (see the class)
+                    raise RefusedWriteError(exc) from exc
                 results.append(None)
             else:
                 raise ValidationError(f"unknown store operation {type(op).__name__}")

@@ -10,7 +10,7 @@ import html
 import os
 import re
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
@@ -130,12 +130,17 @@ class OfflineChatModel(BaseChatModel):
     Otherwise it says what it recalled (up to three items from the prompt's memory blocks),
     or that it knows nothing yet; it never claims a memory the prompt does not hold. It never
     calls tools; ``bind_tools`` returns the model itself, so it fits any tool-calling graph.
+    It has no structured output, so the graphs built on it extract with the offline pattern
+    extractor (``extracts_with_patterns``).
 
     >>> from langchain_core.messages import HumanMessage, SystemMessage
     >>> ctx = "<user_context>\\n## User profile\\n- name: Ada\\n</user_context>"
     >>> OfflineChatModel().invoke([SystemMessage(ctx), HumanMessage("hi")]).content[:9]
     'Hello, Ad'
     """
+
+    extracts_with_patterns: ClassVar[bool] = True
+    """Graphs built on this model extract with the offline patterns, not with the model."""
 
     @property
     def _llm_type(self) -> str:

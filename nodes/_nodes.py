@@ -31,7 +31,7 @@ from ._drive import Call, Op, drive_async, drive_sync, is_async_store
 from ._metrics import measured
 from ._owner import STORE_ATTR, check_thread_owner, config_thread_id
 from ._redact import redact_messages
-from ._state import ExtractionReportJSON, ProposalJSON, proposal_to_json
+from ._state import ExtractionReportJSON, MemoryState, ProposalJSON, proposal_to_json
 
 __all__ = [
     "create_extract_memories",
@@ -63,11 +63,16 @@ def _make_node(
     The node resolves the owner, then checks the thread's owner (:func:`check_thread_owner`)
     before the body does any work: every node made here may be the first of a run. Without a
     store the node uses the graph's ``runtime.store`` (a ``GovernedStore``).
+
+    The node's state parameter is annotated ``MemoryState``: LangGraph takes it as the node's
+    input schema and adds the memory keys to any graph the node joins, so the nodes work in
+    a ``StateGraph(MessagesState)`` too (a model node there reads ``user_context`` and
+    ``recalled`` once it declares ``MemoryState`` as its own input).
     """
     if store is None:
 
         def rnode(
-            state: Mapping[str, Any], runtime: Runtime[Any], config: RunnableConfig
+            state: MemoryState, runtime: Runtime[Any], config: RunnableConfig
         ) -> dict[str, Any]:
             owner = resolve_owner(runtime.context, config)
             governed = governed_from_runtime(runtime.store)
@@ -80,7 +85,7 @@ def _make_node(
     if is_async_store(store):
 
         async def anode(
-            state: Mapping[str, Any], runtime: Runtime[Any], config: RunnableConfig
+            state: MemoryState, runtime: Runtime[Any], config: RunnableConfig
         ) -> dict[str, Any]:
             owner = resolve_owner(runtime.context, config)
             started = perf_counter()
@@ -92,7 +97,7 @@ def _make_node(
         return anode
 
     def node(
-        state: Mapping[str, Any], runtime: Runtime[Any], config: RunnableConfig
+        state: MemoryState, runtime: Runtime[Any], config: RunnableConfig
     ) -> dict[str, Any]:
         owner = resolve_owner(runtime.context, config)
         started = perf_counter()

@@ -135,6 +135,8 @@ def create_extractor(
     taken from the raw message so that the pipeline can validate (and drop) them one by
     one. Grounding, provenance and the guard are applied by
     :func:`~memory_graph.extraction.extract_candidates`, never trusted from the model.
+    The runnable is tagged ``nostream``: inside a LangGraph graph its model call is not
+    streamed with ``stream_mode="messages"``.
 
     Args:
         model: any LangChain chat model that supports structured output.
@@ -169,4 +171,6 @@ def create_extractor(
 
     structured = model.with_structured_output(ExtractedMemories, method=method, include_raw=True)
     chain = RunnableLambda(prompt) | structured | RunnableLambda(_collect)
-    return chain.with_config(run_name="memory_extractor")
+    # "nostream" is LangGraph's TAG_NOSTREAM: the structured output (which may hold what
+    # the guard then blocks) never reaches a graph's stream_mode="messages" client.
+    return chain.with_config(run_name="memory_extractor", tags=["nostream"])
