@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from ._agent import (
     AGENT_CONFIG,
+    MemoryGraphBuilder,
     build_memory_graph,
     create_memory_agent,
     open_async_checkpointer,
@@ -91,6 +92,7 @@ __all__ = [
     "Goal",
     "GovernedStore",
     "MemoryContext",
+    "MemoryGraphBuilder",
     "MemoryState",
     "NoPendingReviewError",
     "OfflineChatModel",

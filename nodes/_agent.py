@@ -71,6 +71,7 @@ from ._tools import create_memory_tools
 
 __all__ = [
     "AGENT_CONFIG",
+    "MemoryGraphBuilder",
     "build_memory_graph",
     "create_memory_agent",
     "open_async_checkpointer",
@@ -321,9 +322,13 @@ def build_memory_graph(
 
 
 class MemoryGraphBuilder(StateGraph[MemoryState, MemoryContext, MemoryState, MemoryState]):
-    """The memory agent's ``StateGraph``: ``compile()`` gives a :class:`MemoryAgentGraph`.
+    """A ``StateGraph`` whose ``compile()`` gives a :class:`MemoryAgentGraph`.
 
-    Nodes and edges added to it before compiling are covered by the same pre-run check.
+    ``build_memory_graph`` returns one. Build your own graph of the node factories on it
+    (``MemoryGraphBuilder(MemoryState, context_schema=MemoryContext)`` in place of
+    ``StateGraph(...)``) and its runs check the thread's owner before LangGraph loads the
+    thread, on any checkpointer (an ``InMemorySaver`` too). The check needs a node made by
+    this package (it finds the memory store there) or a ``GovernedStore`` compiled in.
     """
 
     def compile(self, *args: Any, **kwargs: Any) -> Any:
