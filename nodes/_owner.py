@@ -190,12 +190,15 @@ def _saver_op(config: Any) -> Op[None]:
 
 
 def _saver_run(config: Any) -> bool:
-    """Whether a ``get_tuple`` is the start of a root run with a thread (else: no check)."""
+    """Whether a ``get_tuple`` is a run's (it carries the run's ``Runtime``) with a thread.
+
+    A subgraph's run is checked too: its config carries the proof of its parent's check
+    when there was one (then no query), so a forged subgraph namespace gains nothing.
+    """
     conf = (config or {}).get("configurable") if isinstance(config, Mapping) else None
     return (
         isinstance(conf, dict)
         and conf.get(_RUNTIME) is not None
-        and not conf.get("checkpoint_ns")  # a subgraph of a run that was checked
         and config_thread_id(config) is not None
     )
 

@@ -300,3 +300,25 @@ def test_a_composed_graph_on_the_memory_checkpointer_checks_once_per_run(
         assert calls == ["own"]
         assert h.store.list_threads(ALICE) == ["t-2"]
     assert asyncio.iscoroutinefunction(counting) is (flavour == "async")
+
+
+@pytest.mark.parametrize("flavour", ["sync", "async"])
+def test_a_forged_subgraph_namespace_is_checked_too(pg_dsn: str, flavour: str) -> None:
+    # A run posing as a subgraph task of Alice's thread (a namespace and a task id in its
+    # configurable) is checked by the memory checkpointer like any run.
+    model = RecordingModel()
+    with shape_on(pg_dsn, "composed", flavour, model) as h:
+        _start(h)
+        before = _rows(pg_dsn, "t-alice")
+        model.calls.clear()
+        forged = {
+            "configurable": {
+                "thread_id": "t-alice",
+                "checkpoint_ns": "answer:1",
+                "__pregel_task_id": "1",
+            }
+        }
+        value = turn(BOB_WORDS)
+        chunks, exc = _chunks(h, value, forged, context=owner_context(Owner("bob")))
+        assert isinstance(exc, ThreadOwnerError) and chunks == []
+        assert model.calls == [] and _rows(pg_dsn, "t-alice") == before
