@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._agent import (
     AGENT_CONFIG,
+    MemoryGraphBuilder,
     build_memory_graph,
     create_memory_agent,
     open_async_checkpointer,
@@ -99,6 +100,7 @@ __all__ = [
     "Goal",
     "GovernedStore",
     "MemoryContext",
+    "MemoryGraphBuilder",
     "MemoryMiddleware",
     "MemoryState",
     "NoPendingReviewError",

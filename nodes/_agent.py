@@ -64,7 +64,7 @@ from ._evidence import (
 )
 from ._metrics import ends_turn, measured
 from ._nodes import create_extract_memories, create_recall, turn_entry
-from ._owner import acheck_run, check_run, check_thread_owner, with_proof
+from ._owner import acheck_run, check_run, check_thread_owner, saver_check, with_proof
 from ._prompt import DEFAULT_INSTRUCTIONS, build_system_prompt
 from ._review import create_review_memories
 from ._state import MemoryState
@@ -72,6 +72,7 @@ from ._tools import create_memory_tools
 
 __all__ = [
     "AGENT_CONFIG",
+    "MemoryGraphBuilder",
     "build_memory_graph",
     "create_memory_agent",
     "open_async_checkpointer",
@@ -305,7 +306,10 @@ def build_memory_graph(
             (``nodes._redact``; off by default, the model then never sees the masked text).
 
     Returns:
-        The ``StateGraph``; compile it with a checkpointer (``interrupt`` needs one).
+        The ``StateGraph`` (a :class:`MemoryGraphBuilder`); compile it with a checkpointer
+        (``interrupt`` needs one). Its ``compile()`` gives a :class:`MemoryAgentGraph`, which
+        checks the thread's owner before a run starts, whoever compiles it (the Agent
+        Server does).
     """
     if isinstance(store, GovernedStore):
         store = None  # the nodes read runtime.store: compile(store=governed)
@@ -319,8 +323,8 @@ def build_memory_graph(
     all_tools = [*(create_memory_tools(store) if memory_tools else []), *tools]
     if evidence is not None:
         all_tools.append(create_read_evidence_tool(ev_store, evidence, tools=tools))
-    builder: StateGraph[MemoryState, MemoryContext, MemoryState, MemoryState] = StateGraph(
-        MemoryState, context_schema=MemoryContext
+    builder: StateGraph[MemoryState, MemoryContext, MemoryState, MemoryState] = (
+        MemoryGraphBuilder(MemoryState, context_schema=MemoryContext)
     )
     budgets = {
         "limit": recall_limit,
@@ -372,12 +376,32 @@ def build_memory_graph(
     return builder
 
 
+class MemoryGraphBuilder(StateGraph[MemoryState, MemoryContext, MemoryState, MemoryState]):
+    """A ``StateGraph`` whose ``compile()`` gives a :class:`MemoryAgentGraph`.
+
+    ``build_memory_graph`` returns one. Build your own graph of the node factories on it
+    (``MemoryGraphBuilder(MemoryState, context_schema=MemoryContext)`` in place of
+    ``StateGraph(...)``) and its runs check the thread's owner before LangGraph loads the
+    thread, on any checkpointer (an ``InMemorySaver`` too). The check needs a node made by
+    this package (it finds the memory store there) or a ``GovernedStore`` compiled in.
+    """
+
+    def compile(self, *args: Any, **kwargs: Any) -> Any:
+        """``StateGraph.compile``, as the owner-checking :class:`MemoryAgentGraph`."""
+        graph = super().compile(*args, **kwargs)
+        graph.__class__ = MemoryAgentGraph  # same fields; adds the owner check before a run
+        return graph
+
+
 class MemoryAgentGraph(CompiledStateGraph[MemoryState, MemoryContext, MemoryState, MemoryState]):
     """The compiled memory agent: checks the thread's owner before a run writes anything.
 
-    ``invoke``/``stream`` (and their async twins, which run through them) check the owner of
-    ``config["configurable"]["thread_id"]`` before LangGraph saves the run's input into the
-    thread: another principal gets ``ThreadOwnerError`` and the thread is unchanged.
+    ``invoke``/``stream`` (and their async twins, which run through them, as do
+    ``astream_events`` and the Agent Server) check the owner of
+    ``config["configurable"]["thread_id"]`` before LangGraph loads the thread, applies the
+    run's input or emits a chunk: another principal gets ``ThreadOwnerError``, whatever the
+    input (a message, ``Command(resume=...)``, ``Command(update=...)``) or stream mode, and
+    the thread and its pending review are unchanged. ``copy``/``with_config`` keep the class.
     """
 
     def stream(self, input: Any, config: Any = None, **kwargs: Any) -> Iterator[Any]:  # type: ignore[override]  # noqa: A002
@@ -460,8 +484,7 @@ def create_memory_agent(
         redact_blocked=redact_blocked,
     )
     graph = builder.compile(checkpointer=checkpointer, store=governed, name=name)
-    graph.__class__ = MemoryAgentGraph  # same fields; adds the owner check before a run
-    return graph.with_config(AGENT_CONFIG)  # type: ignore[arg-type]
+    return graph.with_config(AGENT_CONFIG)  # type: ignore[no-any-return, arg-type]
 
 
 @contextmanager
@@ -481,6 +504,10 @@ def open_checkpointer(
         encryption_key: AES key for checkpoints at rest (base64/hex of 16, 24 or 32 bytes),
             else ``$MEMORY_GRAPH_CHECKPOINT_KEY``; none: plain checkpoints (see ``_encryption``).
 
+    The saver checks the thread's owner when a run starts (before LangGraph applies the
+    run's input or emits a chunk), whatever graph it is compiled into: a run of another
+    principal raises ``ThreadOwnerError`` and leaves the thread as it was (``nodes._owner``).
+
     Yields:
         The ``PostgresSaver``.
     """
@@ -488,7 +515,8 @@ def open_checkpointer(
 
     from ._encryption import seal_checkpointer
 
-    with open_saver(store.dsn, store._pool_options, setup=setup) as saver:
+    check, _ = saver_check(store)
+    with open_saver(store.dsn, store._pool_options, setup=setup, check=check) as saver:
         yield seal_checkpointer(saver, encryption_key)
 
 
@@ -504,6 +532,8 @@ async def open_async_checkpointer(
         setup: run the checkpointer's idempotent ``setup()``.
         encryption_key: as for :func:`open_checkpointer`.
 
+    Like :func:`open_checkpointer`'s, the saver checks the thread's owner when a run starts.
+
     Yields:
         The ``AsyncPostgresSaver``.
     """
@@ -511,5 +541,8 @@ async def open_async_checkpointer(
 
     from ._encryption import seal_checkpointer
 
-    async with open_async_saver(store.dsn, store._pool_options, setup=setup) as saver:
+    _, acheck = saver_check(store)
+    async with open_async_saver(
+        store.dsn, store._pool_options, setup=setup, acheck=acheck
+    ) as saver:
         yield seal_checkpointer(saver, encryption_key)

@@ -31,7 +31,7 @@ from ._core import (
     ValidationError,
 )
 from ._drive import Op, drive_async, drive_sync, is_async_store
-from ._owner import check_thread_owner, store_of
+from ._owner import check_thread_owner, saver_space, store_of
 from ._payloads import Decision, DecisionType, ReviewRequest, is_review_request, validate_decisions
 from ._state import ProposalJSON, proposal_to_json
 
@@ -97,7 +97,8 @@ def _thread_check(graph: Any, store: AnyStore | None, owner: Owner, thread_id: s
     if not isinstance(thread_id, str):
         raise ValidationError(f"thread_id must be a string, got {type(thread_id).__name__}")
     # Read-only: a helper never claims a thread (the nodes do, on the first turn).
-    yield from check_thread_owner(owner, _config(thread_id), claim=False)
+    space = saver_space(getattr(graph, "checkpointer", None))
+    yield from check_thread_owner(owner, _config(thread_id), claim=False, space=space)
 
 
 def _store_for(graph: Any, store: AnyStore | None) -> AnyStore:

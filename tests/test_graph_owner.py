@@ -149,15 +149,20 @@ def test_hostile_thread_ids_are_validation_errors(pg_dsn: str, flavour: str) -> 
 def test_nodes_check_the_owner_in_a_graph_compiled_elsewhere(
     pg_dsn: str, flavour: str, other: Owner
 ) -> None:
-    # ``build_memory_graph`` compiled by the caller (as ``langgraph dev`` does) has no
-    # pre-run check: every node that can run first checks, so the model is never called and
-    # nothing is proposed or returned.
+    # A graph of the nodes compiled without the pre-run check (a plain ``StateGraph``
+    # compile of ``build_memory_graph``'s nodes and edges): every node that can run first
+    # checks, so the model is never called and nothing is proposed or returned.
+    # (``build_memory_graph(...).compile()`` itself checks before the run, issue 25.)
+    from langgraph.graph import StateGraph
+
     from nodes import build_memory_graph
 
     model = RecordingModel()
     with harness_on(pg_dsn, flavour, model) as h:
         _start(h)
-        plain = build_memory_graph(model, h.real_store()).compile(checkpointer=h.saver)
+        built = build_memory_graph(model, h.real_store())
+        assert type(built.compile()).__name__ == "MemoryAgentGraph"
+        plain = StateGraph.compile(built, checkpointer=h.saver)
         assert type(plain).__name__ == "CompiledStateGraph"
         bare = Harness(h.flavour, h.loop, plain, h.store, h.saver)
         model.calls.clear()

@@ -224,7 +224,7 @@ def test_async_forget_awaits_adelete_thread_else_calls_delete_thread(pg_dsn: str
                 await store.claim_thread(owner, thread)
             with pytest.raises(ConfigurationError):
                 await store.forget_user(ALICE, checkpointer=OnlyAsync())
-            assert calls == [] and await store.list_threads(ALICE) == ["a-1", "a-2"]
+            assert calls == [] and await store.list_threads(ALICE_WS) == ["a-1", "a-2"]
             await store.forget_user(ALICE, checkpointer=AsyncSaver())
             assert calls == [("async", "a-1"), ("async", "a-2")]
             await store.claim_thread(ALICE, "a-9")

@@ -121,8 +121,10 @@ def test_sweep_deletes_idle_threads_and_their_owner_rows(pg_dsn: str) -> None:
         clock.now += 2 * DAY
         h.store.claim_thread(BOB, "t-new")  # claimed now: not idle
         report = h.store.sweep(thread_idle=DAY, batch_size=1)
-        assert report.deleted_threads == 3
-        assert h.store.list_threads(ALICE) == []
+        assert report.deleted_threads == 2
+        # A claim without checkpoints here is not provably idle (its checkpoints may be in
+        # another saver, in use): it stays, so nobody else can take the thread (issue 25).
+        assert h.store.list_threads(ALICE) == ["t-empty"]
         assert h.store.list_threads(BOB) == ["t-new"]
         assert h.get_state(cfg("t-alice")).values == {}
         with psycopg.connect(pg_dsn) as conn:

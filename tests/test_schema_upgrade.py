@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 import psycopg
+import pytest
 from _stores import schema_at
 
 from memory_graph import MemoryStore, Owner
@@ -125,7 +126,7 @@ def test_upgrade_from_v12_keeps_records_and_recall(pg_dsn: str) -> None:
         records = _records(pg_dsn)
         before = _recalls(store, owner)
         assert all(before[q] for q in QUERIES)
-        assert store.setup() == [13, 14]  # v14: the pool counts' row trigger
+        assert store.setup() == [13, 14, 15]  # v14: the pool counts' row trigger; v15 spaces
         _assert_dropped(pg_dsn)
         assert _records(pg_dsn) == records
         assert _recalls(store, owner) == before  # the store's cached pool
@@ -149,3 +150,28 @@ def test_tokenizer_change_restamps_every_record(pg_dsn: str) -> None:
         with psycopg.connect(pg_dsn) as c:
             new = dict(c.execute(_STAMPS).fetchall())
         assert new.keys() == old.keys() and all(new[k] > old[k] for k in old)
+
+
+def test_upgrade_to_v15_keeps_thread_claims_database_wide(pg_dsn: str) -> None:
+    # v15 moves thread claims into checkpointer spaces; a claim made before it stays in the
+    # database space, so the thread still cannot be taken over after the upgrade.
+    from datetime import datetime, timezone
+
+    from memory_graph import ThreadOwnerError
+
+    schema_at(pg_dsn, 14)
+    alice = Owner("alice", workspace="w1")
+    with psycopg.connect(pg_dsn, autocommit=True) as c:
+        c.execute(
+            "INSERT INTO mg_threads (scope_id, thread_id, agent_key, workspace_key, created_at) "
+            "VALUES (%s, '1', %s, %s, %s)",
+            (alice.scope_id, alice.agent_key, alice.workspace_key, datetime.now(timezone.utc)),
+        )
+    with MemoryStore.from_dsn(pg_dsn) as store:
+        assert store.setup() == [15]
+        assert store.check_thread(alice, "1") is True
+        assert store.list_threads(alice) == ["1"]
+        with pytest.raises(ThreadOwnerError):
+            store.claim_thread(Owner("bob"), "1")
+        assert store.claim_thread(Owner("bob"), "1", space="mem:other-app") is True
+        assert store.setup() == []

@@ -12,13 +12,18 @@ race into duplicate-key errors and deadlocks, and a ``CREATE INDEX CONCURRENTLY 
 that failed leaves an invalid index that no later setup rebuilds. Here setup runs on one
 connection holding an advisory lock (:data:`CHECKPOINT_SETUP_LOCK`), then rebuilds any
 invalid index of the checkpoint tables (:data:`INVALID_INDEXES`).
+
+A run reads its thread's latest checkpoint (``get_tuple`` / ``aget_tuple``) before LangGraph
+applies the run's input or emits a chunk. ``check`` / ``acheck`` (the memory agent's thread
+owner check, ``nodes._owner``) is called there with the run's config, so a refused run on any
+graph compiled with this saver reads, writes and streams nothing of the thread.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any
 
@@ -120,11 +125,25 @@ class _NoLock:
 
 
 @contextmanager
-def open_saver(dsn: str, opts: PoolOptions, *, setup: bool = True) -> Iterator[Any]:
-    """A ``PostgresSaver`` on a checked pool of ``dsn``; the pool closes on exit."""
+def open_saver(
+    dsn: str,
+    opts: PoolOptions,
+    *,
+    setup: bool = True,
+    check: Callable[[Any], None] | None = None,
+) -> Iterator[Any]:
+    """A ``PostgresSaver`` on a checked pool of ``dsn``; the pool closes on exit.
+
+    ``check(config)`` runs before every ``get_tuple`` (see the module docstring).
+    """
     from langgraph.checkpoint.postgres import PostgresSaver
 
     class PooledPostgresSaver(PostgresSaver):
+        def get_tuple(self, config: Any) -> Any:
+            if check is not None:
+                check(config)
+            return super().get_tuple(config)
+
         @contextmanager
         def _cursor(self, *, pipeline: bool = False) -> Iterator[Any]:
             with map_unavailable(), super()._cursor(pipeline=pipeline) as cur:
@@ -143,12 +162,25 @@ def open_saver(dsn: str, opts: PoolOptions, *, setup: bool = True) -> Iterator[A
 
 @asynccontextmanager
 async def open_async_saver(
-    dsn: str, opts: PoolOptions, *, setup: bool = True
+    dsn: str,
+    opts: PoolOptions,
+    *,
+    setup: bool = True,
+    acheck: Callable[[Any], Awaitable[None]] | None = None,
 ) -> AsyncIterator[Any]:
-    """An ``AsyncPostgresSaver`` on a checked async pool of ``dsn``."""
+    """An ``AsyncPostgresSaver`` on a checked async pool of ``dsn``.
+
+    ``await acheck(config)`` runs before every ``aget_tuple`` (the sync ``get_tuple`` of the
+    async saver goes through it too).
+    """
     from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 
     class PooledAsyncPostgresSaver(AsyncPostgresSaver):
+        async def aget_tuple(self, config: Any) -> Any:
+            if acheck is not None:
+                await acheck(config)
+            return await super().aget_tuple(config)
+
         @asynccontextmanager
         async def _cursor(self, *, pipeline: bool = False) -> AsyncIterator[Any]:
             with map_unavailable():

@@ -573,4 +573,18 @@ MIGRATIONS: list[str] = [
                   (NEW.status, NEW.sensitivity, NEW.scope_id, NEW.agent_key, NEW.workspace_key))
         EXECUTE FUNCTION mg_pool_stats_row();
     """,
+    # v15: issue 25, a thread claim lives in the space of the checkpointer holding the thread
+    # (ops/threads.py): ``""`` for persistent savers (this database's checkpoint tables and
+    # any saver memory-graph cannot tell apart), ``mem:<token>`` for one InMemorySaver. The
+    # unique key becomes (space, thread_id), so an in-memory thread "1" of one application no
+    # longer collides with another application's; existing claims stay database-wide ("").
+    """
+    ALTER TABLE mg_threads ADD COLUMN IF NOT EXISTS space text NOT NULL DEFAULT '';
+    ALTER TABLE mg_threads DROP CONSTRAINT IF EXISTS mg_threads_pkey;
+    ALTER TABLE mg_threads ADD CONSTRAINT mg_threads_pkey
+        PRIMARY KEY (scope_id, space, thread_id);
+    CREATE UNIQUE INDEX IF NOT EXISTS mg_threads_space ON mg_threads (space, thread_id)
+        INCLUDE (scope_id, agent_key, workspace_key);
+    DROP INDEX IF EXISTS mg_threads_thread;
+    """,
 ]

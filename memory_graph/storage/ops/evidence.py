@@ -16,7 +16,7 @@ from ...evidence import EvidenceEntry, FileIdentity, valid_reference
 from ...identity import Owner
 from ...validate import bounded_int
 from ..driver import Op, Query
-from .threads import claim_thread_op, thread_id
+from .threads import claim_thread_op, owns_thread_op, thread_id
 
 __all__ = ["get_evidence_op", "list_evidence_op", "record_evidence_op"]
 
@@ -73,7 +73,8 @@ def record_evidence_op(
         isinstance(e, EvidenceEntry) for e in entries
     ):
         raise ValidationError("entries must be a list of EvidenceEntry")
-    yield from claim_thread_op(owner, tid, claim=True, now=now)
+    if not (yield from owns_thread_op(owner, tid)):  # the run claimed it in its saver's space
+        yield from claim_thread_op(owner, tid, claim=True, now=now)
     if not entries:
         return []
     scope, agent, ws = _mine(owner)

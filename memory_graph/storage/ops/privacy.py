@@ -4,8 +4,10 @@ Erasure is generic: every ``mg_*`` table with a ``scope_id`` column is emptied o
 scope, so a table added by a later migration is covered without touching this module. The
 audit table keeps one content-free tombstone (scope digest, time, row counts). LangGraph's
 checkpoint tables (``checkpoints``, ``checkpoint_blobs``, ``checkpoint_writes``), when they
-live in the same database, lose the user's threads (found through ``mg_threads``) in the same
-transaction; the thread-owner rows go with it, so an interrupted erasure is simply run again.
+live in the same database, lose the user's threads (found through ``mg_threads``: the claims in
+the database space, see :mod:`.threads`) in the same transaction; the thread-owner rows go
+with it, so an interrupted erasure is simply run again. A claim in another space (an
+``InMemorySaver``'s) names no thread of this database: those rows go, no checkpoint does.
 
 The sweep works in bounded batches, each its own short transaction that locks its rows with
 ``FOR UPDATE SKIP LOCKED``: rows a live transaction holds are left for the next run, so it is
@@ -27,6 +29,7 @@ from ...identity import Owner
 from ...validate import aware, text
 from ..driver import Op, Query
 from .rows import visible
+from .threads import DATABASE_SPACE
 
 __all__ = [
     "CHECKPOINT_TABLES",
@@ -144,10 +147,11 @@ def forget_op(scope: str, *, now: datetime) -> Op[ForgetReport]:
     """Erase every row of the user ``scope`` (see the module docstring), in one transaction."""
     # Serialise with other erasures and thread claims of this user: lock its thread rows.
     threads = yield Query(
-        "SELECT thread_id FROM mg_threads WHERE scope_id = %s ORDER BY thread_id FOR UPDATE",
+        "SELECT space, thread_id FROM mg_threads WHERE scope_id = %s "
+        "ORDER BY space, thread_id FOR UPDATE",
         (scope,),
     )
-    tids = [r["thread_id"] for r in threads]
+    tids = [r["thread_id"] for r in threads if r["space"] == DATABASE_SPACE]
     checkpoint_rows = 0
     if tids:
         for table in (yield from _checkpoint_tables()):
@@ -170,7 +174,7 @@ def forget_op(scope: str, *, now: datetime) -> Op[ForgetReport]:
     )
     if audit:
         counts["mg_audit"] = audit
-    report = ForgetReport(scope, counts, len(tids), checkpoint_rows)
+    report = ForgetReport(scope, counts, len(threads), checkpoint_rows)
     yield Query(
         "INSERT INTO mg_audit (scope_id, target_kind, target_id, action, before, after, "
         "version, proposal_id, actor, at) VALUES (%s, 'user', NULL, %s, NULL, %s, NULL, NULL, "
@@ -181,7 +185,7 @@ def forget_op(scope: str, *, now: datetime) -> Op[ForgetReport]:
             Jsonb(
                 {
                     "rows": sum(counts.values()),
-                    "threads": len(tids),
+                    "threads": len(threads),
                     "checkpoint_rows": checkpoint_rows,
                 }
             ),
@@ -305,9 +309,13 @@ def trim_audit_op(*, before: datetime, limit: int) -> Op[int]:
 def sweep_threads_op(*, before: datetime, limit: int) -> Op[int]:
     """Delete up to ``limit`` threads idle since before ``before``, with their owner rows.
 
-    Idle: the newest checkpoint of the thread (its ``ts``) is older than ``before``; a claimed
-    thread without checkpoints is idle when it was claimed before ``before``. The threads'
-    tool-evidence index rows (``mg_evidence``) go with them.
+    Only what the sweep can prove idle goes: a thread whose checkpoints are in this database
+    and whose newest checkpoint (its ``ts``) is older than ``before`` loses its checkpoints
+    and its claim in the database space (see :mod:`.threads`). A claim without checkpoints
+    here is kept: its checkpoints may live in another saver (another database, an
+    ``InMemorySaver``) and the thread may be in use, and without its claim another principal
+    could take it over; :meth:`~memory_graph.MemoryStore.forget_user` removes it. The swept
+    claims' tool-evidence rows (``mg_evidence``) go with them.
     """
     tables = yield from _checkpoint_tables()
     rows: list[dict[str, Any]] = []
@@ -318,26 +326,23 @@ def sweep_threads_op(*, before: datetime, limit: int) -> Op[int]:
             (before, limit),
         )
     tids = [r["thread_id"] for r in rows]
-    if len(tids) < limit:
-        unused = yield Query(
-            "SELECT thread_id FROM mg_threads t WHERE created_at < %s "
-            + (
-                "AND NOT EXISTS (SELECT 1 FROM checkpoints c WHERE c.thread_id = t.thread_id) "
-                if "checkpoints" in tables
-                else ""
-            )
-            + "LIMIT %s FOR UPDATE SKIP LOCKED",
-            (before, limit - len(tids)),
-        )
-        tids += [r["thread_id"] for r in unused if r["thread_id"] not in tids]
     if not tids:
         return 0
     for table in tables:
         yield Query(f"DELETE FROM {table} WHERE thread_id = ANY(%s)", (tids,), fetch="none")
+    owners = yield Query(
+        "DELETE FROM mg_threads WHERE space = '' AND thread_id = ANY(%s) "
+        "RETURNING scope_id, thread_id",
+        (tids,),
+    )
     evidence = yield Query("SELECT to_regclass('mg_evidence') IS NOT NULL AS e", fetch="one")
-    if evidence and evidence["e"]:  # the tool-evidence index of those threads points nowhere
-        yield Query("DELETE FROM mg_evidence WHERE thread_id = ANY(%s)", (tids,), fetch="none")
-    yield Query("DELETE FROM mg_threads WHERE thread_id = ANY(%s)", (tids,), fetch="none")
+    if owners and evidence and evidence["e"]:  # their tool-evidence index points nowhere
+        yield Query(
+            "DELETE FROM mg_evidence e USING unnest(%s::text[], %s::text[]) AS d(scope_id, tid) "
+            "WHERE e.scope_id = d.scope_id AND e.thread_id = d.tid",
+            ([r["scope_id"] for r in owners], [r["thread_id"] for r in owners]),
+            fetch="none",
+        )
     return len(tids)
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from ...identity import Owner
 from ..ops import privacy as PV
-from ..ops.threads import list_threads_op
+from ..ops.threads import user_threads_op
 from .base_async import AsyncStoreShell
 from .privacy import DAY, as_owner, saver_adelete, sweep_plan
 
@@ -55,7 +55,7 @@ class AsyncPrivacyMethods(AsyncStoreShell):
         owner = as_owner(user)
         if checkpointer is not None:
             delete = saver_adelete(checkpointer)
-            for tid in await self._run(list_threads_op(owner), autocommit=True):
+            for tid in await self._run(user_threads_op(owner), autocommit=True):
                 await delete(tid)
         report = await self._run(PV.forget_op(owner.scope_id, now=self._clock()))
         self._known_prefs.forget(owner.scope_id)
@@ -82,9 +82,11 @@ class AsyncPrivacyMethods(AsyncStoreShell):
         audit rows); delete decided proposals older than ``proposal_retention``; delete records
         removed or expired more than ``record_retention`` ago (their statistics and vectors
         follow); clear the content of audit rows older than
-        ``audit_retention``; delete checkpoint threads idle longer than ``thread_idle`` and
-        their thread-owner rows. Each batch is one short transaction that skips rows locked
-        by live transactions (``FOR UPDATE SKIP LOCKED``); they are handled by the next run.
+        ``audit_retention``; delete checkpoint threads of this database idle longer than
+        ``thread_idle`` and their thread-owner rows (a claim whose checkpoints are not in this
+        database is never swept: nothing proves it idle). Each batch is one short
+        transaction that skips rows locked by live transactions (``FOR UPDATE SKIP
+        LOCKED``); they are handled by the next run.
 
         Args:
             proposal_retention: keep decided proposals this long after their decision.

@@ -14,7 +14,7 @@ from typing import Any
 
 from ...identity import Owner
 from ..ops import privacy as PV
-from ..ops.threads import list_threads_op
+from ..ops.threads import user_threads_op
 from .base_sync import StoreShell
 from .privacy import DAY, as_owner, saver_delete, sweep_plan
 
@@ -56,7 +56,7 @@ class PrivacyMethods(StoreShell):
         owner = as_owner(user)
         if checkpointer is not None:
             delete = saver_delete(checkpointer)
-            for tid in self._run(list_threads_op(owner), autocommit=True):
+            for tid in self._run(user_threads_op(owner), autocommit=True):
                 delete(tid)
         report = self._run(PV.forget_op(owner.scope_id, now=self._clock()))
         self._known_prefs.forget(owner.scope_id)
@@ -83,9 +83,11 @@ class PrivacyMethods(StoreShell):
         audit rows); delete decided proposals older than ``proposal_retention``; delete records
         removed or expired more than ``record_retention`` ago (their statistics and vectors
         follow); clear the content of audit rows older than
-        ``audit_retention``; delete checkpoint threads idle longer than ``thread_idle`` and
-        their thread-owner rows. Each batch is one short transaction that skips rows locked
-        by live transactions (``FOR UPDATE SKIP LOCKED``); they are handled by the next run.
+        ``audit_retention``; delete checkpoint threads of this database idle longer than
+        ``thread_idle`` and their thread-owner rows (a claim whose checkpoints are not in this
+        database is never swept: nothing proves it idle). Each batch is one short
+        transaction that skips rows locked by live transactions (``FOR UPDATE SKIP
+        LOCKED``); they are handled by the next run.
 
         Args:
             proposal_retention: keep decided proposals this long after their decision.

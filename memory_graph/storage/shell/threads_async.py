@@ -19,8 +19,16 @@ __all__ = ["AsyncThreadMethods"]
 class AsyncThreadMethods(AsyncStoreShell):
     """Which principal started a thread, and the tool evidence indexed for it."""
 
-    async def claim_thread(self, owner: Owner, thread_id: str) -> bool:
+    async def claim_thread(
+        self, owner: Owner, thread_id: str, *, space: str = TH.DATABASE_SPACE
+    ) -> bool:
         """Record ``owner`` as the principal of ``thread_id``, or check that it already is.
+
+        Args:
+            owner: the principal.
+            thread_id: the LangGraph thread id.
+            space: the claim space of the checkpointer holding the thread (``""``: any
+                persistent checkpointer, the default; see ``memory_graph.storage.ops.threads``).
 
         Returns ``True`` when the thread was claimed now, ``False`` when ``owner`` already
         owned it.
@@ -30,23 +38,29 @@ class AsyncThreadMethods(AsyncStoreShell):
             ValidationError: ``thread_id`` is not a non-blank string of at most 512 bytes.
         """
         before = await self._read(
-            TH.claim_thread_op(owner, thread_id, claim=False, now=self._clock())
+            TH.claim_thread_op(owner, thread_id, claim=False, now=self._clock(), space=space)
         )
         if before:
             return False
-        return await self._run(TH.claim_thread_op(owner, thread_id, claim=True, now=self._clock()))
+        return await self._run(
+            TH.claim_thread_op(owner, thread_id, claim=True, now=self._clock(), space=space)
+        )
 
-    async def check_thread(self, owner: Owner, thread_id: str) -> bool:
+    async def check_thread(
+        self, owner: Owner, thread_id: str, *, space: str = TH.DATABASE_SPACE
+    ) -> bool:
         """``True`` if ``owner`` started ``thread_id``, ``False`` if nobody has claimed it.
 
         Raises:
             ThreadOwnerError: another principal started the thread.
         """
         return await self._read(
-            TH.claim_thread_op(owner, thread_id, claim=False, now=self._clock())
+            TH.claim_thread_op(owner, thread_id, claim=False, now=self._clock(), space=space)
         )
 
-    async def _own_thread(self, owner: Owner, thread_id: str) -> bool:
+    async def _own_thread(
+        self, owner: Owner, thread_id: str, space: str = TH.DATABASE_SPACE
+    ) -> bool:
         """Claim ``thread_id`` for ``owner`` or check that it is ``owner``'s: one round trip.
 
         The memory agent's owner check. The claim is one statement (insert unless claimed,
@@ -57,10 +71,21 @@ class AsyncThreadMethods(AsyncStoreShell):
             ThreadOwnerError: another principal (user, workspace or agent) started the thread.
             ValidationError: ``thread_id`` is not a non-blank string of at most 512 bytes.
         """
-        return await self._read(TH.claim_thread_op(owner, thread_id, claim=True, now=self._clock()))
+        return await self._read(
+            TH.claim_thread_op(owner, thread_id, claim=True, now=self._clock(), space=space)
+        )
+
+    async def _thread_claimed(self, thread_id: str, space: str = TH.DATABASE_SPACE) -> bool:
+        """Whether anyone has claimed ``thread_id`` in ``space`` (a run without an owner)."""
+        return await self._read(TH.thread_claimed_op(thread_id, space=space))
 
     async def list_threads(self, owner: Owner) -> list[str]:
-        """Every thread id started by ``owner``'s user (any workspace or agent), oldest first."""
+        """The thread ids started by ``owner``'s visible identities, oldest first.
+
+        The user level and, when ``owner`` has them, its workspace and agent (the identities
+        every read sees); threads of another workspace or agent of the same user are not
+        listed.
+        """
         return await self._read(TH.list_threads_op(owner))
 
     # --- tool evidence ---------------------------------------------------------------------
