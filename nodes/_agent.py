@@ -22,11 +22,13 @@ which finds no new human message and only gathers the thread's pending proposals
 tools' own), so the review batch is in the checkpointed state before the interrupt.
 
 Durability: LangGraph 1.2 takes ``durability`` at invoke time, not in ``compile()``. The
-compiled agent binds ``durability="sync"`` into its config (the ``__pregel_durability``
-configurable key that ``invoke``/``stream`` fall back on), so every turn's checkpoint is
-written before the turn returns; an explicit ``durability=`` argument still overrides it.
-It also binds strict resume (``__pregel_strict_resume``), so a resume naming an interrupt
-id that is not pending raises ``UnknownInterruptError`` instead of answering another one.
+compiled agent passes ``durability="sync"`` to ``stream``/``astream`` (LangGraph's public
+argument, which ``invoke`` goes through) when the caller gives none, so every turn's
+checkpoint is written before the turn returns; an explicit ``durability=`` still overrides
+it. It also binds strict resume, so a resume naming an interrupt id that is not pending
+raises ``UnknownInterruptError`` instead of answering another one: LangGraph has no public
+argument for that, so it is the one private configurable key the agent sets
+(``__pregel_strict_resume``, in :data:`AGENT_CONFIG`).
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.prebuilt import ToolNode
 from langgraph.prebuilt.tool_node import ToolInvocationError
 from langgraph.runtime import Runtime
+from langgraph.types import Durability
 
 from memory_graph import ApprovalPolicy
 
@@ -80,10 +83,8 @@ __all__ = [
     "resolve_extractor",
 ]
 
-AGENT_CONFIG: dict[str, Any] = {
-    "configurable": {"__pregel_durability": "sync", "__pregel_strict_resume": True}
-}
-"""Config bound into the compiled agent: sync durability and strict resume."""
+AGENT_CONFIG: dict[str, Any] = {"configurable": {"__pregel_strict_resume": True}}
+"""Config bound into the compiled agent: strict resume (LangGraph has no public argument)."""
 
 
 def _structured_output(model: Any) -> bool:
@@ -404,9 +405,17 @@ class MemoryAgentGraph(CompiledStateGraph[MemoryState, MemoryContext, MemoryStat
     the thread and its pending review are unchanged. ``copy``/``with_config`` keep the class.
     """
 
+    default_durability: Durability | None = None
+    """The ``durability`` a run gets when its caller passes none (LangGraph's default: none)."""
+
+    def _durable(self, kwargs: dict[str, Any]) -> dict[str, Any]:
+        if kwargs.get("durability") is None and self.default_durability is not None:
+            kwargs["durability"] = self.default_durability
+        return kwargs
+
     def stream(self, input: Any, config: Any = None, **kwargs: Any) -> Iterator[Any]:  # type: ignore[override]  # noqa: A002
         proof = check_run(self, config, kwargs.get("context"))
-        return super().stream(input, with_proof(config, proof), **kwargs)
+        return super().stream(input, with_proof(config, proof), **self._durable(kwargs))
 
     async def astream(  # type: ignore[override]
         self,
@@ -415,8 +424,16 @@ class MemoryAgentGraph(CompiledStateGraph[MemoryState, MemoryContext, MemoryStat
         **kwargs: Any,
     ) -> AsyncIterator[Any]:
         proof = await acheck_run(self, config, kwargs.get("context"))
-        async for chunk in super().astream(input, with_proof(config, proof), **kwargs):
+        async for chunk in super().astream(
+            input, with_proof(config, proof), **self._durable(kwargs)
+        ):
             yield chunk
+
+
+class _PrebuiltAgentGraph(MemoryAgentGraph):
+    """What :func:`create_memory_agent` returns: sync durability unless a run says otherwise."""
+
+    default_durability: Durability | None = "sync"
 
 
 def create_memory_agent(
@@ -484,6 +501,7 @@ def create_memory_agent(
         redact_blocked=redact_blocked,
     )
     graph = builder.compile(checkpointer=checkpointer, store=governed, name=name)
+    graph.__class__ = _PrebuiltAgentGraph  # the owner check, and sync durability by default
     return graph.with_config(AGENT_CONFIG)  # type: ignore[no-any-return, arg-type]
 
 

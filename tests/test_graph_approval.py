@@ -193,9 +193,30 @@ def test_missing_identity_fails_closed_before_any_read_or_write(pg_dsn: str, fla
 
 
 @FLAVOURS
-def test_strict_resume_is_bound_into_the_agent(pg_dsn: str, flavour: str) -> None:
+def test_strict_resume_is_bound_into_the_agent(
+    pg_dsn: str, flavour: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from langgraph.pregel import Pregel
+
+    seen: list[Any] = []
+    stream, astream = Pregel.stream, Pregel.astream
+
+    def spy(self: Any, *args: Any, **kwargs: Any) -> Any:
+        seen.append(kwargs.get("durability"))
+        return stream(self, *args, **kwargs)
+
+    async def aspy(self: Any, *args: Any, **kwargs: Any) -> Any:
+        seen.append(kwargs.get("durability"))
+        async for chunk in astream(self, *args, **kwargs):
+            yield chunk
+
+    monkeypatch.setattr(Pregel, "stream", spy)
+    monkeypatch.setattr(Pregel, "astream", aspy)
     with harness_on(pg_dsn, flavour) as h:
-        assert h.agent.config["configurable"]["__pregel_durability"] == "sync"
+        # Sync durability through LangGraph's public argument; no private durability key.
+        assert "__pregel_durability" not in h.agent.config["configurable"]
+        h.invoke(turn(TURN_1), cfg("d"), context=CTX)
+        assert seen and set(seen) == {"sync"}, seen
         with pytest.raises((EmptyInputError, Exception)):
             h.invoke(Command(resume={"0" * 32: {"decisions": []}}), cfg("x"), context=CTX)
         assert h.get_state(cfg("x")).values == {}
