@@ -6,6 +6,8 @@ async stack (``AsyncMemoryStore`` + ``AsyncPostgresSaver``, ``ainvoke``/``astrea
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from _graph_helpers import ALICE, CTX, FLAVOURS, TURN_1, cfg, harness_on, turn
 from langgraph.errors import EmptyInputError
