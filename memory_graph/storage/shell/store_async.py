@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING
 
 from ...time import Clock
 from ...types import Limits
-from ..driver import PoolOptions, open_async_pool
+from ..driver import PoolOptions, call_timeout_of, open_async_pool
+from ..ops.recall_cache import RecallCache
 from ..server.setup import resolve_dsn, setup_op
 from .common import pool_kwargs
 from .privacy_async import AsyncPrivacyMethods
@@ -78,6 +79,8 @@ class AsyncMemoryStore(
         embeddings: Embeddings | None = None,
         connect_timeout: float = 5.0,
         pool_timeout: float = 5.0,
+        call_timeout: float | None = None,
+        recall_cache_mb: float | None = None,
     ) -> AsyncMemoryStore:
         """Open a store (``dsn``, else ``$MEMORY_GRAPH_DSN``, else embedded); close it after use.
 
@@ -88,12 +91,21 @@ class AsyncMemoryStore(
                 ``StorageUnavailableError`` (default 5): how long a call blocks while the
                 server is down. Connections are checked on checkout, so the first call
                 after a server restart succeeds.
+            call_timeout: seconds a call may hold its connection before the call raises
+                ``StorageUnavailableError`` (default ``$MEMORY_GRAPH_CALL_TIMEOUT``, else 30;
+                ``math.inf`` for none): how long a call blocks while the server is paused
+                or does not answer. A call ends within ``pool_timeout + call_timeout``;
+                :meth:`setup` is exempt (migrations may take long).
+            recall_cache_mb: megabytes of recall pools this store keeps in memory (default
+                ``$MEMORY_GRAPH_RECALL_CACHE_MB``, else 256); the least recently used
+                owners' pools are dropped beyond it.
 
         Raises:
             StorageUnavailableError: the server cannot be reached or started.
-            ConfigurationError: a pool option is not a positive number.
+            ConfigurationError: a pool or cache option is not a positive number.
         """
-        opts = PoolOptions(max_size, connect_timeout, pool_timeout)
+        opts = PoolOptions(max_size, connect_timeout, pool_timeout, call_timeout_of(call_timeout))
+        recall = RecallCache.of_megabytes(recall_cache_mb)
         # sync: -
         # Starting the embedded server blocks; keep it off the event loop.
         # sync: resolved = resolve_dsn(dsn, data_dir=data_dir)
@@ -101,6 +113,7 @@ class AsyncMemoryStore(
         pool = await open_async_pool(resolved, opts, **pool_kwargs())
         store = cls(pool, limits=limits, clock=clock, dsn=resolved, embeddings=embeddings)
         store._pool_options = opts
+        store._recall = recall
         return store
 
     @classmethod
@@ -116,6 +129,8 @@ class AsyncMemoryStore(
         embeddings: Embeddings | None = None,
         connect_timeout: float = 5.0,
         pool_timeout: float = 5.0,
+        call_timeout: float | None = None,
+        recall_cache_mb: float | None = None,
     ) -> AsyncIterator[AsyncMemoryStore]:
         """Context manager around :meth:`open` that closes the pool on exit."""
         store = await cls.open(
@@ -127,6 +142,8 @@ class AsyncMemoryStore(
             embeddings=embeddings,
             connect_timeout=connect_timeout,
             pool_timeout=pool_timeout,
+            call_timeout=call_timeout,
+            recall_cache_mb=recall_cache_mb,
         )
         try:
             yield store
@@ -145,5 +162,8 @@ class AsyncMemoryStore(
         await self.close()
 
     async def setup(self) -> list[int]:
-        """Apply pending migrations (idempotent). Returns the versions applied now."""
-        return await self._run(setup_op())
+        """Apply pending migrations (idempotent). Returns the versions applied now.
+
+        Not bounded by ``call_timeout``: a migration may take long on a large database.
+        """
+        return await self._run(setup_op(), deadline=False)
