@@ -33,6 +33,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
+from sys import intern
 from typing import Any, NamedTuple
 
 from ...errors import ConfigurationError
@@ -70,11 +71,15 @@ class _Entry(NamedTuple):
 
 
 def _document(record: Record) -> Document:
-    """The ranking document of a record (its key, content and knowledge are indexed)."""
+    """The ranking document of a record (its key, content and knowledge are indexed).
+
+    Its tokens are interned: an owner's records share most of their words, so a pool holds
+    each distinct token once (the prepared documents and postings key on the same objects).
+    """
     scope = record.identity.scope_id
     return Document(
         id=record.id,
-        tokens=tuple(index_tokens(record.content, record.knowledge, record.key)),
+        tokens=tuple(map(intern, index_tokens(record.content, record.knowledge, record.key))),
         text=record.content,
         trust=record.trust,
         confidence=record.confidence,
@@ -93,6 +98,22 @@ _CHAR_BYTES = 4
 _TOKEN_BYTES = 100
 """Estimated bytes of a pooled record: a base plus its text and its index postings
 (calibrated with ``tracemalloc`` on searched pools, see ``bench/bench_memory.py``)."""
+
+
+_SHARED_COLS = (
+    "scope_id",
+    "level",
+    "agent_key",
+    "workspace_key",
+    "kind",
+    "trust",
+    "sensitivity",
+    "source",
+    "status",
+    "thread_id",
+    "key",
+)
+"""Row columns whose values repeat across an owner's records (interned on load)."""
 
 
 def _entry_bytes(e: _Entry) -> int:
@@ -310,8 +331,9 @@ class OwnerPool:
         # Rendered lines by record id, with the record they render (see record_lines).
         self._lines: dict[str, tuple[Record, tuple[str, ...]]] = dict(lines or {})
 
-    def applied(self, rows: Iterable[Mapping[str, Any]], stamps: _Stamps) -> OwnerPool:
-        """A new pool with ``rows`` (newer versions, or rows that left the active set)."""
+    def applied(self, rows: Iterable[dict[str, Any]], stamps: _Stamps) -> OwnerPool:
+        """A new pool with ``rows`` (newer versions, or rows that left the active set; their
+        repeated values are interned in place)."""
         entries = dict(self.entries)
         changed: set[str] = set()
         nbytes = self.nbytes
@@ -323,6 +345,9 @@ class OwnerPool:
                     nbytes -= _entry_bytes(gone)
                 continue
             old = entries.get(rid)
+            for col in _SHARED_COLS:  # values many records repeat: one object per value
+                if type(value := row[col]) is str:
+                    row[col] = intern(value)
             record = record_from_row(row)
             if old is not None and old.record == record:
                 continue
