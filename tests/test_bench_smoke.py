@@ -159,6 +159,7 @@ def test_the_load_benchmark_loses_nothing(pg_server_dsn: str, tmp_path: Path) ->
             [
                 "[empty db] search 1000 visible",
                 "search 1k visible vs PostgresStore.search",
+                "GovernedStore.search, no query, 1k vs PostgresStore.search",
                 "search growth 10k vs 100 visible",
                 "search 1k visible, +others vs empty db",
                 "first recall (pool load) 10k vs 100",

@@ -305,3 +305,46 @@ def test_the_recall_cache_size_is_a_store_option_and_an_environment_variable(
         monkeypatch.setenv("MEMORY_GRAPH_RECALL_CACHE_MB", bad)
         with pytest.raises(ConfigurationError, match="MEMORY_GRAPH_RECALL_CACHE_MB"):
             MemoryStore.open(pg_dsn)
+
+
+def test_a_listing_is_one_page_and_matches_the_full_listing(
+    sync_store: MemoryStore, clock: FakeClock
+) -> None:
+    from memory_graph import LimitExceededError, ValidationError
+    from nodes import GovernedStore
+
+    owner = Owner("alice", workspace="w1")
+    for i in range(12):
+        clock.advance(seconds=1 + i % 3)
+        level = "user_workspace" if i % 3 == 0 else "user"
+        sens = "sensitive" if i == 5 else "private"
+        sync_store.add(owner, "fact", f"listed note {i}", level=level, sensitivity=sens)
+    expired = sync_store.add(owner, "fact", "gone soon", expires_at=clock() + timedelta(seconds=1))
+    clock.advance(minutes=1)
+    gov = GovernedStore(sync_store)
+    for prefix, named in (
+        (("memories", "alice"), Owner("alice")),
+        (("memories", "alice", "workspace", "w1"), owner),
+    ):
+        every = [r for r in sync_store.list_records(named) if r.sensitivity != "sensitive"]
+        every.sort(key=lambda r: (r.updated_at, r.id), reverse=True)
+        assert expired.record_id not in {r.id for r in every}
+        under = [
+            r for r in every if gov.namespace_for(named, r.identity.level)[: len(prefix)] == prefix
+        ]
+        assert len(under) >= 4
+        for offset, limit in ((0, 10), (3, 4), (0, 100), (20, 5)):
+            items = gov.search(prefix, limit=limit, offset=offset)
+            assert [i.value["content"] for i in items] == [
+                r.content for r in under[offset : offset + limit]
+            ]
+            assert all(i.score is None for i in items)
+    assert sync_store._recall.get(_owner_key(owner)) is None  # no recall pool was loaded
+    page = sync_store.list_page(owner, limit=3, levels=["user_workspace"], include_sensitive=True)
+    assert {r.identity.level for r in page} == {"user_workspace"}
+    for bad in ({"limit": -1}, {"limit": True}, {"offset": 1.5}, {"levels": ["root"]}):
+        with pytest.raises(ValidationError):
+            sync_store.list_page(owner, **bad)
+    with pytest.raises(LimitExceededError):
+        sync_store.list_page(owner, limit=10_000, offset=1)
+    assert sync_store.list_page(Owner("bob"), limit=10) == []  # another owner sees nothing

@@ -14,16 +14,19 @@ from __future__ import annotations
 # sync: -
 import asyncio
 
-# sync: from collections.abc import Iterator
-from collections.abc import AsyncIterator
+# sync: from collections.abc import Iterable, Iterator
+from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ...identity import IdentityLevel, Owner
 from ...time import Clock
-from ...types import Limits
+from ...types import Kind, Limits, Record
 from ..driver import PoolOptions, call_timeout_of, open_async_pool
 from ..ops.recall_cache import RecallCache
+from ..ops.search import list_page_op
 from ..server.setup import resolve_dsn, setup_op
 from .common import pool_kwargs
 from .privacy_async import AsyncPrivacyMethods
@@ -167,3 +170,39 @@ class AsyncMemoryStore(
         Not bounded by ``call_timeout``: a migration may take long on a large database.
         """
         return await self._run(setup_op(), deadline=False)
+
+    async def list_page(
+        self,
+        owner: Owner,
+        *,
+        limit: int = 10,
+        offset: int = 0,
+        kinds: Iterable[Kind] | None = None,
+        levels: Iterable[IdentityLevel] | None = None,
+        include_sensitive: bool = False,
+        as_of: datetime | None = None,
+    ) -> list[Record]:
+        """One page of the owner's visible, active, unexpired records, most recently changed
+        first (``updated_at``, then id, descending), sensitive ones left out unless asked.
+
+        One statement on the owner's rows, however many it holds (a listing, not a recall:
+        ``GovernedStore.search`` without a query pages with it). ``levels`` keeps the
+        identities at these levels (default: every visible one); ``limit + offset`` is at
+        most 10,000.
+
+        Raises:
+            ValidationError: a bad limit, offset, kind or level.
+            LimitExceededError: ``limit + offset`` over 10,000.
+        """
+        at = self._clock() if as_of is None else as_of
+        return await self._read(
+            list_page_op(
+                owner,
+                limit=limit,
+                offset=offset,
+                kinds=kinds,
+                levels=levels,
+                include_sensitive=include_sensitive,
+                at=at,
+            )
+        )
