@@ -91,13 +91,14 @@ def _document(record: Record) -> Document:
     )
 
 
-_POOL_BYTES = 4096
+_POOL_BYTES = 8192
 """Estimated bytes of an empty pool (its dicts, lock and views)."""
-_RECORD_BYTES = 3000
+_RECORD_BYTES = 3500
 _CHAR_BYTES = 4
-_TOKEN_BYTES = 100
-"""Estimated bytes of a pooled record: a base plus its text and its index postings
-(calibrated with ``tracemalloc`` on searched pools, see ``bench/bench_memory.py``)."""
+_TOKEN_BYTES = 110
+"""Estimated bytes of a pooled record: a base plus its text and its index postings,
+calibrated on the resident size of a worker holding many searched pools (about 10% above
+what ``tracemalloc`` counts: the allocator's own overhead; ``bench/bench_memory.py``)."""
 
 
 _SHARED_COLS = (
