@@ -346,3 +346,40 @@ def test_the_call_timeout_comes_from_the_environment(
         monkeypatch.setenv("MEMORY_GRAPH_CALL_TIMEOUT", bad)
         with pytest.raises(ConfigurationError, match="MEMORY_GRAPH_CALL_TIMEOUT"):
             MemoryStore.open(dsn)
+
+
+def _cut_within(seconds: float) -> bool:
+    """Arm the process's watchdog on a socket pair end; whether the peer sees it cut."""
+    import socket
+    from types import SimpleNamespace
+
+    from memory_graph.storage.driver import _WATCHDOG
+
+    a, b = socket.socketpair()
+    try:
+        conn = SimpleNamespace(pgconn=SimpleNamespace(socket=a.fileno()))
+        _WATCHDOG.arm(conn, 0.2)
+        b.settimeout(seconds)
+        try:
+            return b.recv(1) == b""  # end-of-file: the watchdog shut the socket down
+        except TimeoutError:
+            return False
+    finally:
+        a.close()
+        b.close()
+
+
+def test_the_deadline_watchdog_runs_in_a_forked_worker() -> None:
+    assert _cut_within(10)  # the parent's watchdog thread runs
+    pid = os.fork()
+    if pid == 0:  # the child: a server's forked worker
+        os._exit(0 if _cut_within(10) else 1)
+    deadline = time.monotonic() + 60
+    done, status = 0, 0
+    while not done and time.monotonic() < deadline:  # a child stuck on a copied lock hangs
+        done, status = os.waitpid(pid, os.WNOHANG)
+        time.sleep(0.05)
+    if not done:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    assert done and os.waitstatus_to_exitcode(status) == 0

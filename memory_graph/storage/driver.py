@@ -168,6 +168,11 @@ class _Watchdog:
     """
 
     def __init__(self) -> None:
+        self._reset()
+        # A forked child has no watchdog thread (and may hold a copy of a taken lock).
+        os.register_at_fork(after_in_child=self._reset)
+
+    def _reset(self) -> None:
         self._cond = threading.Condition()
         self._heap: list[tuple[float, int]] = []
         self._armed: dict[int, tuple[Any, float]] = {}
