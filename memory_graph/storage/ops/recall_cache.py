@@ -91,7 +91,7 @@ def _document(record: Record) -> Document:
     )
 
 
-_POOL_BYTES = 8192
+_POOL_BYTES = 16384
 """Estimated bytes of an empty pool (its dicts, lock and views)."""
 _RECORD_BYTES = 3500
 _CHAR_BYTES = 4
