@@ -121,7 +121,12 @@ def _resume(agent: Any, owner: Owner, thread_id: str, tally: Tally) -> None:
 
 
 def _memory_load(
-    agent: Any, threads: int, seconds: float, propose_every: int, race_every: int
+    agent: Any,
+    threads: int,
+    seconds: float,
+    propose_every: int,
+    race_every: int,
+    users: str = "load-user-",
 ) -> Tally:
     tally = Tally()
     stop_at = time.perf_counter() + seconds
@@ -132,7 +137,7 @@ def _memory_load(
             _resume(agent, item[0], item[1], tally)
 
     def worker(k: int) -> None:
-        owner = Owner(f"load-user-{k}")
+        owner = Owner(f"{users}{k}")
         ctx = {"user_id": owner.user_id}
         n = 0
         while time.perf_counter() < stop_at:

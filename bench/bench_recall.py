@@ -12,6 +12,8 @@ them alike (the ratios of separately timed phases drifted with it).
 
 Ratios printed (targets from the recall issue):
 - search at 1k visible vs one PostgresStore search (<= 2x);
+- ``GovernedStore.search`` without a query (a listing page of 10) over the 1k owner vs one
+  PostgresStore search (<= 2x);
 - growth from 100 to 10k visible (<= 1.5x);
 - with the other users' rows vs the database without them (<= 1.2x).
 
@@ -49,6 +51,7 @@ from langgraph.store.postgres import PostgresStore  # noqa: E402
 from psycopg_pool import ConnectionPool  # noqa: E402
 
 from memory_graph import Limits, MemoryStore, Owner  # noqa: E402
+from nodes import GovernedStore  # noqa: E402
 
 VOCAB = 20_000
 WORDS_PER_DOC = 12
@@ -189,10 +192,13 @@ def main(argv: list[str] | None = None) -> int:
                 lg.put(ns, f"k{i}", {"text": f"memory number {i}"})
             conn.execute("VACUUM ANALYZE")
             queries = {s: queries_for(conn, o.scope_id, 50, rng) for s, o in owners.items()}
+            governed = GovernedStore(store)  # how LangMem and store consumers list memories
+            listed = ("memories", owners[1000].user_id)
 
             def run_phase(label: str) -> dict[tuple[str, int], list[float]]:
                 fns: dict[tuple[str, int], list[Callable[[], object]]] = {
-                    ("baseline", 0): [lambda: lg.search(ns, limit=10)]
+                    ("baseline", 0): [lambda: lg.search(ns, limit=10)],
+                    ("listing", 1000): [lambda: governed.search(listed, limit=10)],
                 }
                 for size, owner in owners.items():
                     qs = queries[size]
@@ -243,6 +249,14 @@ def main(argv: list[str] | None = None) -> int:
             )
             print(
                 row("snapshot 1k visible vs PostgresStore.search", empty[("snapshot", 1000)], base)
+            )
+            print(
+                row(
+                    "GovernedStore.search, no query, 1k vs PostgresStore.search",
+                    empty[("listing", 1000)],
+                    base,
+                    "(target <= 2x)",
+                )
             )
             for kind in ("search", "snapshot"):
                 print(

@@ -373,6 +373,26 @@ class GovernedStore(BaseStore):
                 top = max(1, min(top, op.offset + op.limit))
             hits = yield Call("search", (owner, op.query), {"limit": top, "kinds": list(_KINDS)})
             scored = [(h.record, h.score) for h in hits]
+        elif op.filter is None and op.offset + op.limit <= 10_000:
+            # A listing: one SQL page of the levels under the prefix, newest change first.
+            levels = [
+                i.level
+                for i in owner.identities()
+                if self.namespace_for(owner, i.level)[: len(prefix)] == prefix
+            ]
+            kwargs = {"limit": op.limit, "offset": op.offset, "kinds": list(_KINDS)}
+            records = yield Call("list_page", (owner,), {**kwargs, "levels": levels})
+            return [
+                SearchItem(
+                    self.namespace_for(owner, r.identity.level),
+                    self._item_key(r),
+                    self._value(r),
+                    r.created_at,
+                    r.updated_at,
+                    None,
+                )
+                for r in records
+            ]
         else:
             records = yield Call("list_records", (owner,), {"kinds": list(_KINDS)})
             live = [r for r in records if r.sensitivity != "sensitive"]

@@ -159,6 +159,7 @@ def test_the_load_benchmark_loses_nothing(pg_server_dsn: str, tmp_path: Path) ->
             [
                 "[empty db] search 1000 visible",
                 "search 1k visible vs PostgresStore.search",
+                "GovernedStore.search, no query, 1k vs PostgresStore.search",
                 "search growth 10k vs 100 visible",
                 "search 1k visible, +others vs empty db",
                 "first recall (pool load) 10k vs 100",
@@ -181,8 +182,34 @@ def test_the_load_benchmark_loses_nothing(pg_server_dsn: str, tmp_path: Path) ->
             "indexed+manifest",
             ["new thread, indexed vs plain", "long thread, indexed+manifest vs plain"],
         ),
+        (
+            "bench_procs.py",
+            ["--procs", "2", "--threads", "2", "--seconds", "1", "--max-size", "2"],
+            "duplicate commits 0",
+            [
+                "turn latency under P x T load, memory agent vs bare graph",
+                "peak connections vs the pools' budget",
+                "errors, memory agent + bare graph",
+                "lost proposals",
+                "duplicate commits",
+            ],
+        ),
+        (
+            "bench_memory.py",
+            [
+                *("--small", "20", "--small-records", "3", "--big", "2", "--big-records", "40"),
+                *("--cold", "60", "--trace-records", "30", "--rounds", "1", "--cache-mb", "0.1"),
+            ],
+            "first recall of a 60-record owner",
+            [
+                "RSS MB, 20 owners x 3 records vs an idle worker",
+                "RSS MB, 2 owners x 40 records vs an idle worker",
+                "bytes per pooled record (30-record pool), traced vs estimate",
+                "first recall of a 60-record owner vs a warm recall",
+            ],
+        ),
     ],
-    ids=["graph", "graph-round-trips", "core", "recall", "privacy", "evidence"],
+    ids=["graph", "graph-round-trips", "core", "recall", "privacy", "evidence", "procs", "memory"],
 )
 def test_a_benchmark_runs_on_the_current_api(
     pg_server_dsn: str,

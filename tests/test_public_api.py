@@ -98,6 +98,7 @@ STORE_API = [
     "limits",
     "list_evidence",
     "list_expired",
+    "list_page",
     "list_pending",
     "list_records",
     "list_threads",

@@ -17,7 +17,7 @@ from psycopg.rows import dict_row
 from memory_graph import Limits, MemoryStore, Owner
 from memory_graph.storage.driver import Query
 from memory_graph.storage.ops import search as S
-from memory_graph.storage.ops.recall_cache import RecallCache
+from memory_graph.storage.ops.recall_cache import RecallCache, _owner_key
 
 ALICE = Owner("alice")
 BOB = Owner("bob")
@@ -248,3 +248,104 @@ def test_rendered_lines_are_kept_with_the_pool_and_follow_each_new_version(
     # The block is exactly what a store without any memo renders.
     with MemoryStore.from_dsn(pg_dsn, clock=clock) as cold:
         assert cold.snapshot(ALICE, latest_input="what does Caroline paint?") == second
+
+
+def test_the_recall_cache_is_bounded_by_bytes_and_keeps_the_hot_owners() -> None:
+    from memory_graph.storage.ops.recall_cache import OwnerPool
+
+    cache = RecallCache(1000)
+    for name in "abcd":
+        cache.put((name,), OwnerPool({}, {}, nbytes=300))
+    assert len(cache) == 3 and cache.nbytes == 900  # "a" was the least recently used
+    assert cache.get(("a",)) is None
+    assert cache.get(("b",)) is not None  # "b" is hot again: "c" goes next
+    cache.put(("e",), OwnerPool({}, {}, nbytes=300))
+    assert [cache.get((n,)) is not None for n in "bcde"] == [True, False, True, True]
+    cache.put(("big",), OwnerPool({}, {}, nbytes=5000))  # over the bound alone: kept alone
+    assert len(cache) == 1 and cache.get(("big",)) is not None
+    cache.put(("big",), OwnerPool({}, {}, nbytes=100))  # a replaced pool's bytes are released
+    assert cache.nbytes == 100
+
+
+def test_a_pool_estimate_follows_its_records(sync_store: MemoryStore) -> None:
+    sync_store.add(ALICE, "fact", "Alice keeps bees on the roof")
+    sync_store.search(ALICE, "bees")
+    pool = next(iter(sync_store._recall._pools.values()))
+    one = pool.nbytes
+    sync_store.add(ALICE, "fact", "Alice sells the honey at the Saturday market " * 20)
+    sync_store.search(ALICE, "honey")
+    pool = next(iter(sync_store._recall._pools.values()))
+    assert pool.nbytes > one + 800  # the long record's text and tokens count
+    long = pool.nbytes
+    rec = next(r for r in sync_store.list_records(ALICE) if "honey" in r.content)
+    sync_store.remove(ALICE, rec.id, base_version=rec.version)
+    sync_store.search(ALICE, "bees")
+    pool = next(iter(sync_store._recall._pools.values()))
+    assert pool.nbytes == one < long  # the removed record's bytes are released
+
+
+def test_the_recall_cache_size_is_a_store_option_and_an_environment_variable(
+    pg_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memory_graph import ConfigurationError
+
+    monkeypatch.setenv("MEMORY_GRAPH_RECALL_CACHE_MB", "1.5")
+    with MemoryStore.from_dsn(pg_dsn, max_size=1) as s:
+        assert s._recall.max_bytes == int(1.5 * 2**20)
+    with MemoryStore.from_dsn(pg_dsn, max_size=1, recall_cache_mb=0.01) as s:
+        s.setup()
+        assert s._recall.max_bytes == int(0.01 * 2**20)  # the option wins
+        for i in range(4):  # each pool is estimated over 10 KB: only the last one stays
+            s.add(Owner(f"u{i}"), "fact", f"note number {i}")
+            s.search(Owner(f"u{i}"), "note")
+        assert len(s._recall) < 4 and s._recall.get(_owner_key(Owner("u3"))) is not None
+    monkeypatch.delenv("MEMORY_GRAPH_RECALL_CACHE_MB")
+    with MemoryStore.from_dsn(pg_dsn, max_size=1) as s:
+        assert s._recall.max_bytes == 256 * 2**20
+    for bad in ("lots", "-3", "nan"):
+        monkeypatch.setenv("MEMORY_GRAPH_RECALL_CACHE_MB", bad)
+        with pytest.raises(ConfigurationError, match="MEMORY_GRAPH_RECALL_CACHE_MB"):
+            MemoryStore.open(pg_dsn)
+
+
+def test_a_listing_is_one_page_and_matches_the_full_listing(
+    sync_store: MemoryStore, clock: FakeClock
+) -> None:
+    from memory_graph import LimitExceededError, ValidationError
+    from nodes import GovernedStore
+
+    owner = Owner("alice", workspace="w1")
+    for i in range(12):
+        clock.advance(seconds=1 + i % 3)
+        level = "user_workspace" if i % 3 == 0 else "user"
+        sens = "sensitive" if i == 5 else "private"
+        sync_store.add(owner, "fact", f"listed note {i}", level=level, sensitivity=sens)
+    expired = sync_store.add(owner, "fact", "gone soon", expires_at=clock() + timedelta(seconds=1))
+    clock.advance(minutes=1)
+    gov = GovernedStore(sync_store)
+    for prefix, named in (
+        (("memories", "alice"), Owner("alice")),
+        (("memories", "alice", "workspace", "w1"), owner),
+    ):
+        every = [r for r in sync_store.list_records(named) if r.sensitivity != "sensitive"]
+        every.sort(key=lambda r: (r.updated_at, r.id), reverse=True)
+        assert expired.record_id not in {r.id for r in every}
+        under = [
+            r for r in every if gov.namespace_for(named, r.identity.level)[: len(prefix)] == prefix
+        ]
+        assert len(under) >= 4
+        for offset, limit in ((0, 10), (3, 4), (0, 100), (20, 5)):
+            items = gov.search(prefix, limit=limit, offset=offset)
+            assert [i.value["content"] for i in items] == [
+                r.content for r in under[offset : offset + limit]
+            ]
+            assert all(i.score is None for i in items)
+    assert sync_store._recall.get(_owner_key(owner)) is None  # no recall pool was loaded
+    page = sync_store.list_page(owner, limit=3, levels=["user_workspace"], include_sensitive=True)
+    assert {r.identity.level for r in page} == {"user_workspace"}
+    for bad in ({"limit": -1}, {"limit": True}, {"offset": 1.5}, {"levels": ["root"]}):
+        with pytest.raises(ValidationError):
+            sync_store.list_page(owner, **bad)
+    with pytest.raises(LimitExceededError):
+        sync_store.list_page(owner, limit=10_000, offset=1)
+    assert sync_store.list_page(Owner("bob"), limit=10) == []  # another owner sees nothing

@@ -220,8 +220,166 @@ def test_the_checkpointer_uses_a_pool_like_the_store_and_does_not_serialise(dsn:
         ("connect_timeout", "5"),
         ("max_size", 0),
         ("max_size", 2.5),
+        ("call_timeout", 0),
+        ("call_timeout", -2),
+        ("call_timeout", float("nan")),
+        ("call_timeout", "30"),
+        ("call_timeout", True),
+        ("recall_cache_mb", -1),
+        ("recall_cache_mb", float("nan")),
+        ("recall_cache_mb", "64"),
     ],
 )
 def test_bad_pool_options_are_configuration_errors(dsn: str, option: str, value: Any) -> None:
     with pytest.raises(ConfigurationError, match=option):
         MemoryStore.open(dsn, **{option: value})
+
+
+class Paused:
+    """SIGSTOP the server's processes (postmaster and backends) until :meth:`resume`;
+    a timer resumes them after ``limit`` seconds whatever happens, so no test hangs."""
+
+    def __init__(self, server: Server, limit: float = 40.0) -> None:
+        root = psutil.Process(server.pid())
+        self.procs = [root, *root.children(recursive=True)]
+        for proc in self.procs:
+            proc.suspend()
+        self.timer = threading.Timer(limit, self.resume)
+        self.timer.start()
+
+    def resume(self) -> None:
+        self.timer.cancel()
+        for proc in self.procs:
+            try:
+                proc.resume()
+            except psutil.NoSuchProcess:
+                pass
+
+
+DEADLINE = 1.5
+SLACK = 10.0  # far below the pause: an unbounded call waits the whole 40 s
+
+
+def _ends_unavailable(call: Any) -> float:
+    t0 = time.monotonic()
+    with pytest.raises(StorageUnavailableError) as info:
+        call()
+    assert not isinstance(info.value, psycopg.Error)
+    return time.monotonic() - t0
+
+
+def test_a_paused_server_ends_each_call_within_its_deadline(server: Server, dsn: str) -> None:
+    opts = {"max_size": 2, "pool_timeout": 1, "connect_timeout": 1, "call_timeout": DEADLINE}
+    with MemoryStore.from_dsn(dsn, **opts) as store:
+        store.setup()
+        with open_checkpointer(store) as saver:
+            agent = create_memory_agent(OfflineChatModel(), store, checkpointer=saver)
+            _turn(agent)
+            store.add(Owner("alice"), "fact", "Alice keeps bees")
+            paused = Paused(server)
+            try:
+                for call in (
+                    lambda: store.search(Owner("alice"), "bees"),
+                    lambda: store.add(Owner("alice"), "fact", "written while paused"),
+                    lambda: saver.get_tuple({"configurable": {"thread_id": "t"}}),
+                    lambda: _turn(agent),
+                ):
+                    assert _ends_unavailable(call) < 1 + DEADLINE + SLACK
+            finally:
+                paused.resume()
+            # The cut connections are discarded; the next calls work.
+            assert [h.record.content for h in store.search(Owner("alice"), "bees")] == [
+                "Alice keeps bees"
+            ]
+            assert _turn(agent)["messages"][-1].type == "ai"
+
+
+def test_the_call_timeout_error_names_the_deadline(server: Server, dsn: str) -> None:
+    with MemoryStore.from_dsn(dsn, max_size=1, call_timeout=DEADLINE) as store:
+        store.setup()
+        store.get_profile(Owner("alice"))  # an idle pooled connection to a live server
+        paused = Paused(server)
+        try:
+            with pytest.raises(StorageUnavailableError, match="call timeout"):
+                store.get_profile(Owner("alice"))
+        finally:
+            paused.resume()
+        assert store.get_profile(Owner("alice")) is not None
+
+
+def test_a_paused_server_ends_async_calls_within_their_deadline(server: Server, dsn: str) -> None:
+    async def main() -> None:
+        store = await AsyncMemoryStore.open(
+            dsn, max_size=2, pool_timeout=1, connect_timeout=1, call_timeout=DEADLINE
+        )
+        try:
+            await store.setup()
+            await store.add(Owner("alice"), "fact", "Alice keeps bees")
+            paused = Paused(server)
+            try:
+                t0 = time.monotonic()
+                with pytest.raises(StorageUnavailableError):
+                    await store.search(Owner("alice"), "bees")
+                assert time.monotonic() - t0 < 1 + DEADLINE + SLACK
+            finally:
+                paused.resume()
+            hits = await store.search(Owner("alice"), "bees")
+            assert [h.record.content for h in hits] == ["Alice keeps bees"]
+        finally:
+            await store.close()
+
+    asyncio.run(main())
+
+
+def test_the_call_timeout_comes_from_the_environment(
+    dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MEMORY_GRAPH_CALL_TIMEOUT", "7.5")
+    with MemoryStore.from_dsn(dsn, max_size=1) as store:
+        assert store._pool.call_timeout == 7.5
+    with MemoryStore.from_dsn(dsn, max_size=1, call_timeout=3) as store:
+        assert store._pool.call_timeout == 3  # the option wins
+    monkeypatch.setenv("MEMORY_GRAPH_CALL_TIMEOUT", "none")
+    with MemoryStore.from_dsn(dsn, max_size=1) as store:
+        assert store._pool.call_timeout is None
+    for bad in ("soon", "-1", "nan", "0"):
+        monkeypatch.setenv("MEMORY_GRAPH_CALL_TIMEOUT", bad)
+        with pytest.raises(ConfigurationError, match="MEMORY_GRAPH_CALL_TIMEOUT"):
+            MemoryStore.open(dsn)
+
+
+def _cut_within(seconds: float) -> bool:
+    """Arm the process's watchdog on a socket pair end; whether the peer sees it cut."""
+    import socket
+    from types import SimpleNamespace
+
+    from memory_graph.storage.driver import _WATCHDOG
+
+    a, b = socket.socketpair()
+    try:
+        conn = SimpleNamespace(pgconn=SimpleNamespace(socket=a.fileno()))
+        _WATCHDOG.arm(conn, 0.2)
+        b.settimeout(seconds)
+        try:
+            return b.recv(1) == b""  # end-of-file: the watchdog shut the socket down
+        except TimeoutError:
+            return False
+    finally:
+        a.close()
+        b.close()
+
+
+def test_the_deadline_watchdog_runs_in_a_forked_worker() -> None:
+    assert _cut_within(10)  # the parent's watchdog thread runs
+    pid = os.fork()
+    if pid == 0:  # the child: a server's forked worker
+        os._exit(0 if _cut_within(10) else 1)
+    deadline = time.monotonic() + 60
+    done, status = 0, 0
+    while not done and time.monotonic() < deadline:  # a child stuck on a copied lock hangs
+        done, status = os.waitpid(pid, os.WNOHANG)
+        time.sleep(0.05)
+    if not done:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    assert done and os.waitstatus_to_exitcode(status) == 0

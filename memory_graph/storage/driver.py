@@ -7,13 +7,20 @@ drift. The generators themselves do no I/O.
 
 Driver exceptions are mapped onto :mod:`memory_graph.errors` here, in one place, and so are
 the connection pools (:class:`PoolOptions`, :func:`open_pool`): a pooled connection is
-checked on checkout, so the first call after a server restart succeeds.
+checked on checkout, so the first call after a server restart succeeds, and it is held under a
+client-side deadline (``call_timeout``), so a call ends in ``StorageUnavailableError`` when the
+server stops answering (paused, overloaded, a network that drops packets) instead of waiting.
 """
 
 from __future__ import annotations
 
+import heapq
+import itertools
 import math
+import os
 import select
+import socket
+import threading
 from collections.abc import Generator, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -30,7 +37,9 @@ from ..errors import ConfigurationError, ConflictError, StorageUnavailableError
 
 __all__ = [
     "BEGIN",
+    "CALL_TIMEOUT_ENV",
     "AsyncCheckedPool",
+    "call_timeout_of",
     "CheckedPool",
     "Op",
     "PoolOptions",
@@ -41,6 +50,7 @@ __all__ = [
     "open_pool",
     "run_async",
     "run_sync",
+    "without_deadline",
 ]
 
 T = TypeVar("T")
@@ -92,8 +102,12 @@ def map_unavailable() -> Iterator[None]:
 
 
 @contextmanager
-def map_errors() -> Iterator[None]:
-    """Map psycopg exceptions onto the memory-graph error tree."""
+def map_errors(conn: Any = None) -> Iterator[None]:
+    """Map psycopg exceptions onto the memory-graph error tree.
+
+    ``conn``: the connection the statements ran on; when its deadline cut it (see
+    :class:`CheckedPool`), the ``StorageUnavailableError`` says so.
+    """
     try:
         yield
     except pgerrors.UndefinedTable as exc:
@@ -106,9 +120,151 @@ def map_errors() -> Iterator[None]:
         raise ConflictError(
             f"a concurrent write created the same row, retry: {exc.diag.message_primary}"
         ) from exc
-    except (PoolTimeout, psycopg.OperationalError, psycopg.InterfaceError):
+    except (PoolTimeout, psycopg.OperationalError, psycopg.InterfaceError) as exc:
+        cut = getattr(conn, _CUT, None)
+        if cut is not None:
+            raise StorageUnavailableError(
+                f"PostgreSQL did not answer within the call timeout ({cut:g} s; call_timeout= "
+                f"or ${CALL_TIMEOUT_ENV}): the server is paused, overloaded or unreachable"
+            ) from exc
         with map_unavailable():
             raise
+
+
+# --- deadlines ----------------------------------------------------------------------------
+
+CALL_TIMEOUT_ENV = "MEMORY_GRAPH_CALL_TIMEOUT"
+"""The environment variable that sets the default ``call_timeout`` (seconds)."""
+
+DEFAULT_CALL_TIMEOUT = 30.0
+_TOKEN = "_mg_deadline"  # the attribute a checked-out connection keeps its deadline token in
+_CUT = "_mg_cut"  # set on a connection the watchdog cut: the timeout it exceeded
+
+
+def _cut(conn: Any, seconds: float) -> None:
+    """End every wait on ``conn``: shut its socket down (libpq then reads end-of-file)."""
+    setattr(conn, _CUT, seconds)
+    try:
+        sock = socket.socket(fileno=os.dup(conn.pgconn.socket))
+    except Exception:  # already closed: nothing is waiting on it
+        return
+    try:
+        sock.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
+    finally:
+        sock.close()
+
+
+class _Watchdog:
+    """One daemon thread per process that cuts connections held past their deadline.
+
+    A statement waits on its socket, and a paused server (SIGSTOP) or a network that drops
+    packets never answers, while the kernel keeps the connection alive, so neither libpq's
+    ``connect_timeout`` nor TCP keepalives end the wait. Shutting the socket down does, in
+    the sync and the async driver alike: the wait wakes up, libpq reads end-of-file and
+    psycopg raises ``OperationalError`` (mapped to ``StorageUnavailableError``). Arming and
+    disarming cost a lock and a heap push; the connection is discarded by its pool.
+    """
+
+    def __init__(self) -> None:
+        self._reset()
+        # A forked child has no watchdog thread (and may hold a copy of a taken lock).
+        os.register_at_fork(after_in_child=self._reset)
+
+    def _reset(self) -> None:
+        self._cond = threading.Condition()
+        self._heap: list[tuple[float, int]] = []
+        self._armed: dict[int, tuple[Any, float]] = {}
+        self._tokens = itertools.count()
+        self._thread: threading.Thread | None = None
+
+    def arm(self, conn: Any, seconds: float) -> int:
+        deadline = monotonic() + seconds
+        token = next(self._tokens)
+        with self._cond:
+            self._armed[token] = (conn, seconds)
+            first = not self._heap or deadline < self._heap[0][0]
+            heapq.heappush(self._heap, (deadline, token))
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._run, name="memory-graph-deadlines", daemon=True
+                )
+                self._thread.start()
+            elif first:
+                self._cond.notify()
+        return token
+
+    def disarm(self, token: int) -> None:
+        with self._cond:
+            self._armed.pop(token, None)
+            if len(self._heap) > 2 * len(self._armed) + 1024:  # drop the disarmed entries
+                self._heap = [e for e in self._heap if e[1] in self._armed]
+                heapq.heapify(self._heap)
+
+    def _run(self) -> None:
+        with self._cond:
+            while True:
+                if not self._heap:
+                    self._cond.wait()
+                    continue
+                deadline, token = self._heap[0]
+                if token not in self._armed:
+                    heapq.heappop(self._heap)
+                    continue
+                delay = deadline - monotonic()
+                if delay > 0:
+                    self._cond.wait(delay)
+                    continue
+                heapq.heappop(self._heap)
+                conn, seconds = self._armed.pop(token)
+                _cut(conn, seconds)  # under the lock: its holder cannot close it meanwhile
+
+
+_WATCHDOG = _Watchdog()
+
+
+def _arm(conn: Any, seconds: float | None) -> None:
+    if seconds is not None:
+        setattr(conn, _TOKEN, _WATCHDOG.arm(conn, seconds))
+
+
+def _disarm(conn: Any) -> None:
+    token = conn.__dict__.pop(_TOKEN, None)
+    if token is not None:
+        _WATCHDOG.disarm(token)
+
+
+def without_deadline(conn: Any) -> None:
+    """Lift the deadline of a checked-out connection (``setup()``: migrations may take long)."""
+    _disarm(conn)
+
+
+def call_timeout_of(value: float | None) -> float | None:
+    """The deadline a store option asks for: ``None`` takes ``$MEMORY_GRAPH_CALL_TIMEOUT``
+    (seconds; ``none`` for no deadline), else 30 s; ``math.inf`` means no deadline.
+
+    Raises:
+        ConfigurationError: the option or the variable is not a positive number of seconds.
+    """
+    if value is not None:
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and value == math.inf:
+            return None
+        return value  # PoolOptions checks it
+    raw = os.environ.get(CALL_TIMEOUT_ENV, "").strip()
+    if not raw:
+        return DEFAULT_CALL_TIMEOUT
+    if raw.lower() in ("none", "inf"):
+        return None
+    try:
+        seconds = float(raw)
+    except ValueError:
+        raise ConfigurationError(
+            f"{CALL_TIMEOUT_ENV} must be a number of seconds or 'none', not {raw[:40]!r}"
+        ) from None
+    if not math.isfinite(seconds) or seconds <= 0:
+        raise ConfigurationError(f"{CALL_TIMEOUT_ENV} must be a positive number of seconds")
+    return seconds
 
 
 # --- connection pools ---------------------------------------------------------------------
@@ -121,12 +277,17 @@ class PoolOptions:
     ``max_size``: connections at most (default 8). ``connect_timeout``: seconds one connection
     attempt may take (default 5). ``pool_timeout``: seconds a call waits for a connection
     before ``StorageUnavailableError`` (default 5), which bounds how long a call blocks
-    while the server is down.
+    while the server is down. ``call_timeout``: seconds a call may hold its connection
+    (its statements, commit included) before the connection is cut and the call raises
+    ``StorageUnavailableError`` (default ``$MEMORY_GRAPH_CALL_TIMEOUT``, else 30; ``None``:
+    no deadline), which bounds how long a call blocks while the server is paused or does
+    not answer. A call therefore ends within ``pool_timeout + call_timeout``.
     """
 
     max_size: int = 8
     connect_timeout: float = 5.0
     pool_timeout: float = 5.0
+    call_timeout: float | None = DEFAULT_CALL_TIMEOUT
 
     def __post_init__(self) -> None:
         if isinstance(self.max_size, bool) or not isinstance(self.max_size, int):
@@ -142,6 +303,14 @@ class PoolOptions:
                 or value <= 0
             ):
                 raise ConfigurationError(f"{name} must be a positive number of seconds")
+        value = self.call_timeout
+        if value is not None and (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float))
+            or not math.isfinite(value)
+            or value <= 0
+        ):
+            raise ConfigurationError("call_timeout must be a positive number of seconds or None")
 
     def connect_kwargs(self, **extra: Any) -> dict[str, Any]:
         """Connection keyword arguments: libpq's ``connect_timeout`` (whole seconds) + ``extra``."""
@@ -187,7 +356,13 @@ class CheckedPool(ConnectionPool[Any]):
     without the pool's back-off sleep. A healthy idle connection costs no extra round trip.
     A checkout that finds no connection within the timeout raises ``PoolTimeout`` (the
     store and the checkpointer map it to ``StorageUnavailableError``).
+
+    A checked-out connection is held under ``call_timeout`` (seconds, ``None`` for none): a
+    process-wide watchdog thread shuts its socket down when it is not returned in time, so
+    a statement waiting on a paused server fails instead of waiting (:class:`_Watchdog`).
     """
+
+    call_timeout: float | None = None
 
     def getconn(self, timeout: float | None = None) -> Any:
         deadline = monotonic() + (self.timeout if timeout is None else timeout)
@@ -198,6 +373,7 @@ class CheckedPool(ConnectionPool[Any]):
                 if monotonic() < deadline:
                     continue  # a new wait asks the pool to connect again (see _slice)
                 raise
+            _arm(conn, self.call_timeout)
             if not _stale(conn):
                 return conn
             try:
@@ -208,9 +384,15 @@ class CheckedPool(ConnectionPool[Any]):
             self.putconn(conn)
             self.drain()
 
+    def putconn(self, conn: Any) -> None:
+        _disarm(conn)
+        super().putconn(conn)
+
 
 class AsyncCheckedPool(AsyncConnectionPool[Any]):
     """Async twin of :class:`CheckedPool`."""
+
+    call_timeout: float | None = None
 
     async def getconn(self, timeout: float | None = None) -> Any:
         deadline = monotonic() + (self.timeout if timeout is None else timeout)
@@ -221,6 +403,7 @@ class AsyncCheckedPool(AsyncConnectionPool[Any]):
                 if monotonic() < deadline:
                     continue
                 raise
+            _arm(conn, self.call_timeout)
             if not _stale(conn):
                 return conn
             try:
@@ -230,6 +413,10 @@ class AsyncCheckedPool(AsyncConnectionPool[Any]):
                 await conn.close()
             await self.putconn(conn)
             await self.drain()
+
+    async def putconn(self, conn: Any) -> None:
+        _disarm(conn)
+        await super().putconn(conn)
 
 
 def _pool_settings(opts: PoolOptions, conn_kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -254,6 +441,7 @@ def open_pool(dsn: str, opts: PoolOptions, **kwargs: Any) -> CheckedPool:
     with map_unavailable():  # fail fast with the server's own message, not a pool timeout
         psycopg.connect(dsn, **conn_kwargs).close()
     pool = CheckedPool(dsn, **_pool_settings(opts, conn_kwargs))
+    pool.call_timeout = opts.call_timeout
     try:
         with map_unavailable():
             pool.open(wait=True, timeout=opts.pool_timeout + opts.connect_timeout)
@@ -269,6 +457,7 @@ async def open_async_pool(dsn: str, opts: PoolOptions, **kwargs: Any) -> AsyncCh
     with map_unavailable():
         await (await psycopg.AsyncConnection.connect(dsn, **conn_kwargs)).close()
     pool = AsyncCheckedPool(dsn, **_pool_settings(opts, conn_kwargs))
+    pool.call_timeout = opts.call_timeout
     try:
         with map_unavailable():
             await pool.open(wait=True, timeout=opts.pool_timeout + opts.connect_timeout)
@@ -317,7 +506,7 @@ def run_sync(conn: psycopg.Connection[Any], op: Op[T], *, autocommit: bool = Fal
     if autocommit:
         conn.autocommit = True
         try:
-            with map_errors():
+            with map_errors(conn):
                 try:
                     result = _drive_sync(conn, op)
                 except BaseException:
@@ -330,7 +519,7 @@ def run_sync(conn: psycopg.Connection[Any], op: Op[T], *, autocommit: bool = Fal
         finally:
             if not conn.closed:  # a broken connection is discarded by the pool anyway
                 conn.autocommit = False
-    with map_errors(), conn.transaction():
+    with map_errors(conn), conn.transaction():
         return _drive_sync(conn, op, in_transaction=True)
 
 
@@ -359,7 +548,7 @@ async def run_async(
     if autocommit:
         await conn.set_autocommit(True)
         try:
-            with map_errors():
+            with map_errors(conn):
                 try:
                     result = await _drive_async(conn, op)
                 except BaseException:
@@ -372,7 +561,7 @@ async def run_async(
         finally:
             if not conn.closed:
                 await conn.set_autocommit(False)
-    with map_errors():
+    with map_errors(conn):
         async with conn.transaction():
             return await _drive_async(conn, op, in_transaction=True)
 

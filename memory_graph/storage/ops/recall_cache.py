@@ -25,14 +25,18 @@ The pool is replaced, never mutated, so a ranking in progress keeps a consistent
 from __future__ import annotations
 
 import json
+import math
+import os
 import threading
 from bisect import bisect_left, bisect_right, insort
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
+from sys import intern
 from typing import Any, NamedTuple
 
+from ...errors import ConfigurationError
 from ...identity import Owner
 from ...recall.candidates import PoolIndex
 from ...recall.fuse import rank_legs
@@ -48,6 +52,7 @@ from .search_sql import CANDIDATE_COLS
 
 __all__ = [
     "MAX_DISAGREEMENT_IDS",
+    "RECALL_CACHE_ENV",
     "OwnerPool",
     "RecallCache",
     "disagreements_of",
@@ -66,11 +71,15 @@ class _Entry(NamedTuple):
 
 
 def _document(record: Record) -> Document:
-    """The ranking document of a record (its key, content and knowledge are indexed)."""
+    """The ranking document of a record (its key, content and knowledge are indexed).
+
+    Its tokens are interned: an owner's records share most of their words, so a pool holds
+    each distinct token once (the prepared documents and postings key on the same objects).
+    """
     scope = record.identity.scope_id
     return Document(
         id=record.id,
-        tokens=tuple(index_tokens(record.content, record.knowledge, record.key)),
+        tokens=tuple(map(intern, index_tokens(record.content, record.knowledge, record.key))),
         text=record.content,
         trust=record.trust,
         confidence=record.confidence,
@@ -80,6 +89,36 @@ def _document(record: Record) -> Document:
         cache_key=f"{scope}|{record.id}|{record.version}|{record.content_hash}|{record.key}",
         time=(record.provenance.observed_at or record.created_at).timestamp(),
     )
+
+
+_POOL_BYTES = 16384
+"""Estimated bytes of an empty pool (its dicts, lock and views)."""
+_RECORD_BYTES = 3500
+_CHAR_BYTES = 4
+_TOKEN_BYTES = 110
+"""Estimated bytes of a pooled record: a base plus its text and its index postings,
+calibrated on the resident size of a worker holding many searched pools (about 10% above
+what ``tracemalloc`` counts: the allocator's own overhead; ``bench/bench_memory.py``)."""
+
+
+_SHARED_COLS = (
+    "scope_id",
+    "level",
+    "agent_key",
+    "workspace_key",
+    "kind",
+    "trust",
+    "sensitivity",
+    "source",
+    "status",
+    "thread_id",
+    "key",
+)
+"""Row columns whose values repeat across an owner's records (interned on load)."""
+
+
+def _entry_bytes(e: _Entry) -> int:
+    return _RECORD_BYTES + _CHAR_BYTES * len(e.doc.text) + _TOKEN_BYTES * len(e.doc.tokens)
 
 
 class _View:
@@ -257,7 +296,16 @@ def _order(record: Record) -> tuple[Any, ...]:
 class OwnerPool:
     """One owner's active records at a set of stamps (immutable; views built lazily)."""
 
-    __slots__ = ("_claims", "_lines", "_lock", "_previous", "_views", "entries", "stamps")
+    __slots__ = (
+        "_claims",
+        "_lines",
+        "_lock",
+        "_previous",
+        "_views",
+        "entries",
+        "nbytes",
+        "stamps",
+    )
 
     def __init__(
         self,
@@ -265,8 +313,16 @@ class OwnerPool:
         stamps: _Stamps,
         previous: Mapping[tuple[str, ...], tuple[_View, frozenset[str]]] | None = None,
         lines: Mapping[str, tuple[Record, tuple[str, ...]]] | None = None,
+        nbytes: int | None = None,
     ) -> None:
         self.entries = dict(entries)
+        # The pool's estimated bytes once searched (entries, index, rendered lines): what
+        # RecallCache bounds.
+        self.nbytes = (
+            _POOL_BYTES + sum(map(_entry_bytes, self.entries.values()))
+            if nbytes is None
+            else nbytes
+        )
         self.stamps = dict(stamps)
         self._views: dict[tuple[str, ...], _View] = {}
         # Views of earlier pools not yet replaced here, each with the ids that changed since.
@@ -276,21 +332,28 @@ class OwnerPool:
         # Rendered lines by record id, with the record they render (see record_lines).
         self._lines: dict[str, tuple[Record, tuple[str, ...]]] = dict(lines or {})
 
-    def applied(self, rows: Iterable[Mapping[str, Any]], stamps: _Stamps) -> OwnerPool:
-        """A new pool with ``rows`` (newer versions, or rows that left the active set)."""
+    def applied(self, rows: Iterable[dict[str, Any]], stamps: _Stamps) -> OwnerPool:
+        """A new pool with ``rows`` (newer versions, or rows that left the active set; their
+        repeated values are interned in place)."""
         entries = dict(self.entries)
         changed: set[str] = set()
+        nbytes = self.nbytes
         for row in rows:
             rid = str(row["id"])
             if row["status"] != "active":
-                if entries.pop(rid, None) is not None:
+                if (gone := entries.pop(rid, None)) is not None:
                     changed.add(rid)
+                    nbytes -= _entry_bytes(gone)
                 continue
             old = entries.get(rid)
+            for col in _SHARED_COLS:  # values many records repeat: one object per value
+                if type(value := row[col]) is str:
+                    row[col] = intern(value)
             record = record_from_row(row)
             if old is not None and old.record == record:
                 continue
-            entries[rid] = _Entry(record, _document(record))
+            entries[rid] = entry = _Entry(record, _document(record))
+            nbytes += _entry_bytes(entry) - (0 if old is None else _entry_bytes(old))
             changed.add(rid)
         delta = frozenset(changed)
         with self._lock:
@@ -300,7 +363,7 @@ class OwnerPool:
         lines = dict(self._lines)
         for rid in delta:
             lines.pop(rid, None)
-        return OwnerPool(entries, stamps, previous, lines)
+        return OwnerPool(entries, stamps, previous, lines, nbytes)
 
     def record_lines(self, record: Record) -> tuple[str, ...]:
         """:func:`~memory_graph.recall.render.record_lines` of ``record``, kept with the pool.
@@ -353,13 +416,67 @@ class OwnerPool:
         return claims
 
 
-class RecallCache:
-    """Owner pools of one store, least recently used dropped beyond ``max_owners``."""
+RECALL_CACHE_ENV = "MEMORY_GRAPH_RECALL_CACHE_MB"
+"""The environment variable that sets the default recall cache size (megabytes)."""
 
-    def __init__(self, max_owners: int = 256) -> None:
+DEFAULT_RECALL_CACHE_MB = 256.0
+
+
+class RecallCache:
+    """Owner pools of one store, bounded by their estimated bytes (:func:`pool_bytes`).
+
+    Least recently used owners are dropped first, so the owners being served stay; the pool
+    just used is kept even when it alone is over the bound (dropping it would reload it on
+    the owner's next recall). ``max_bytes``: the bound (see :meth:`of_megabytes`).
+    """
+
+    def __init__(self, max_bytes: int = int(DEFAULT_RECALL_CACHE_MB * 2**20)) -> None:
+        if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 0:
+            raise ConfigurationError("the recall cache size must be a non-negative number")
         self._pools: OrderedDict[tuple[str, ...], OwnerPool] = OrderedDict()
-        self._max = max_owners
+        self._max = max_bytes
+        self._bytes = 0
         self._lock = threading.Lock()
+
+    @classmethod
+    def of_megabytes(cls, megabytes: float | None = None) -> RecallCache:
+        """A cache of ``megabytes`` (default ``$MEMORY_GRAPH_RECALL_CACHE_MB``, else 256).
+
+        Raises:
+            ConfigurationError: the size (or the variable) is not a non-negative number.
+        """
+        value: Any = megabytes
+        what = "recall_cache_mb"
+        if value is None:
+            raw = os.environ.get(RECALL_CACHE_ENV, "").strip()
+            what = RECALL_CACHE_ENV
+            try:
+                value = float(raw) if raw else DEFAULT_RECALL_CACHE_MB
+            except ValueError:
+                raise ConfigurationError(
+                    f"{RECALL_CACHE_ENV} must be a number of megabytes, not {raw[:40]!r}"
+                ) from None
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float))
+            or not math.isfinite(value)
+            or value < 0
+        ):
+            raise ConfigurationError(f"{what} must be a non-negative number of megabytes")
+        return cls(int(value * 2**20))
+
+    @property
+    def max_bytes(self) -> int:
+        """The bound, in (estimated) bytes."""
+        return self._max
+
+    @property
+    def nbytes(self) -> int:
+        """The estimated bytes of the pools held now."""
+        return self._bytes
+
+    def __len__(self) -> int:
+        return len(self._pools)
 
     def get(self, key: tuple[str, ...]) -> OwnerPool | None:
         with self._lock:
@@ -370,15 +487,20 @@ class RecallCache:
 
     def put(self, key: tuple[str, ...], pool: OwnerPool) -> None:
         with self._lock:
+            old = self._pools.pop(key, None)
+            if old is not None:
+                self._bytes -= old.nbytes
             self._pools[key] = pool
-            self._pools.move_to_end(key)
-            while len(self._pools) > self._max:
-                self._pools.popitem(last=False)
+            self._bytes += pool.nbytes
+            while self._bytes > self._max and len(self._pools) > 1:
+                _key, dropped = self._pools.popitem(last=False)
+                self._bytes -= dropped.nbytes
 
     def clear(self) -> None:
         """Drop every pool (the next recall of each owner reloads it)."""
         with self._lock:
             self._pools.clear()
+            self._bytes = 0
 
 
 def _owner_key(owner: Owner) -> tuple[str, ...]:

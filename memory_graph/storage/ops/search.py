@@ -19,7 +19,7 @@ from datetime import datetime
 from typing import Any
 
 from ...errors import LimitExceededError, ValidationError
-from ...identity import Owner
+from ...identity import IDENTITY_LEVELS, Owner
 from ...recall.budget import Budget, TokenCounter
 from ...recall.model import Ranked
 from ...recall.plan import STANDING_KINDS, STANDING_TRUSTS, merge_hits, plan_queries
@@ -29,7 +29,7 @@ from ...time import Clock
 from ...types import Disagreement, Limits, Record, SearchHit
 from ...validate import KINDS, SENSITIVITIES, TRUSTS, aware, text
 from ...validate import members as _names_in
-from ..driver import Op
+from ..driver import Op, Query
 from .recall_cache import (
     RecallCache,
     disagreements_of,
@@ -38,7 +38,7 @@ from .recall_cache import (
     pool_op,
     rank_pool,
 )
-from .rows import record_from_row
+from .rows import RECORD_COLS, record_from_row
 from .search_sql import build_disagreement_query
 
 __all__ = [
@@ -46,6 +46,7 @@ __all__ = [
     "SearchArgs",
     "build_disagreement_query",
     "disagreements_from_rows",
+    "list_page_op",
     "search_op",
     "snapshot_from_hits",
     "snapshot_op",
@@ -365,3 +366,54 @@ def snapshot_op(
         tokenizer=tokenizer,
         lines_of=pool.record_lines,
     )
+
+
+MAX_PAGE = 10_000
+"""The most records one page (``limit`` + ``offset``) may reach."""
+
+
+def list_page_op(
+    owner: Owner,
+    *,
+    limit: int,
+    offset: int = 0,
+    kinds: Iterable[str] | None = None,
+    levels: Iterable[str] | None = None,
+    include_sensitive: bool = False,
+    at: datetime,
+) -> Op[list[Record]]:
+    """One page of the owner's visible, active records unexpired at ``at``, most recently
+    changed first (``updated_at``, then id, descending): one statement on the owner's rows
+    (the key's scope and identity), whatever the owner holds; no recall pool is loaded.
+
+    ``levels``: only the identities at these levels (default: every visible one).
+
+    Raises:
+        ValidationError: a bad limit, offset, kind or level.
+    """
+    for name, value in (("limit", limit), ("offset", offset)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ValidationError(f"{name} must be a non-negative integer")
+    if limit + offset > MAX_PAGE:
+        raise LimitExceededError(f"a page reaches at most {MAX_PAGE} records (limit + offset)")
+    wanted = _names_in("kinds", kinds, KINDS)
+    chosen = set(_names_in("levels", levels, IDENTITY_LEVELS))
+    pairs = [(i.agent_key, i.workspace_key) for i in owner.identities() if i.level in chosen]
+    if not pairs or limit == 0:
+        return []
+    params: list[Any] = [owner.scope_id]
+    for a, w in pairs:
+        params += [a, w]
+    idents = ", ".join("(%s, %s)" for _ in pairs)
+    sql = (
+        f"SELECT {RECORD_COLS} FROM mg_records WHERE scope_id = %s "
+        f"AND (agent_key, workspace_key) IN ({idents}) AND status = 'active' "
+        "AND (expires_at IS NULL OR expires_at > %s) AND kind = ANY(%s)"
+    )
+    params += [aware(at, "as_of"), wanted]
+    if not include_sensitive:
+        sql += " AND sensitivity <> 'sensitive'"
+    sql += " ORDER BY updated_at DESC, id DESC LIMIT %s OFFSET %s"
+    params += [limit, offset]
+    rows = yield Query(sql, params)
+    return [record_from_row(r) for r in rows]

@@ -13,7 +13,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from ...time import Clock
 from ...types import Limits
-from ..driver import Op, PoolOptions, map_unavailable, run_async
+from ..driver import Op, PoolOptions, map_unavailable, run_async, without_deadline
 from .common import StoreBase
 
 if TYPE_CHECKING:
@@ -38,11 +38,17 @@ class AsyncStoreShell(StoreBase):
     ) -> None:
         super().__init__(limits=limits, clock=clock, dsn=dsn, embeddings=embeddings)
         self._pool = pool
-        self._pool_options = PoolOptions(max_size=pool.max_size, pool_timeout=pool.timeout)
+        self._pool_options = PoolOptions(
+            max_size=pool.max_size,
+            pool_timeout=pool.timeout,
+            call_timeout=getattr(pool, "call_timeout", None),
+        )
 
-    async def _run(self, op: Op[T], *, autocommit: bool = False) -> T:
+    async def _run(self, op: Op[T], *, autocommit: bool = False, deadline: bool = True) -> T:
         with map_unavailable():
             async with self._pool.connection() as conn:
+                if not deadline:
+                    without_deadline(conn)
                 return await run_async(conn, op, autocommit=autocommit)
 
     async def _read(self, op: Op[T]) -> T:

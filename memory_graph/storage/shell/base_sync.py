@@ -14,7 +14,7 @@ from psycopg_pool import ConnectionPool
 
 from ...time import Clock
 from ...types import Limits
-from ..driver import Op, PoolOptions, map_unavailable, run_sync
+from ..driver import Op, PoolOptions, map_unavailable, run_sync, without_deadline
 from .common import StoreBase
 
 if TYPE_CHECKING:
@@ -39,11 +39,17 @@ class StoreShell(StoreBase):
     ) -> None:
         super().__init__(limits=limits, clock=clock, dsn=dsn, embeddings=embeddings)
         self._pool = pool
-        self._pool_options = PoolOptions(max_size=pool.max_size, pool_timeout=pool.timeout)
+        self._pool_options = PoolOptions(
+            max_size=pool.max_size,
+            pool_timeout=pool.timeout,
+            call_timeout=getattr(pool, "call_timeout", None),
+        )
 
-    def _run(self, op: Op[T], *, autocommit: bool = False) -> T:
+    def _run(self, op: Op[T], *, autocommit: bool = False, deadline: bool = True) -> T:
         with map_unavailable():
             with self._pool.connection() as conn:
+                if not deadline:
+                    without_deadline(conn)
                 return run_sync(conn, op, autocommit=autocommit)
 
     def _read(self, op: Op[T]) -> T:

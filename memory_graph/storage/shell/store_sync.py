@@ -12,14 +12,18 @@ same signatures.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ...identity import IdentityLevel, Owner
 from ...time import Clock
-from ...types import Limits
-from ..driver import PoolOptions, open_pool
+from ...types import Kind, Limits, Record
+from ..driver import PoolOptions, call_timeout_of, open_pool
+from ..ops.recall_cache import RecallCache
+from ..ops.search import list_page_op
 from ..server.setup import resolve_dsn, setup_op
 from .common import pool_kwargs
 from .privacy_sync import PrivacyMethods
@@ -75,6 +79,8 @@ class MemoryStore(
         embeddings: Embeddings | None = None,
         connect_timeout: float = 5.0,
         pool_timeout: float = 5.0,
+        call_timeout: float | None = None,
+        recall_cache_mb: float | None = None,
     ) -> MemoryStore:
         """Open a store (``dsn``, else ``$MEMORY_GRAPH_DSN``, else embedded); close it after use.
 
@@ -85,16 +91,26 @@ class MemoryStore(
                 ``StorageUnavailableError`` (default 5): how long a call blocks while the
                 server is down. Connections are checked on checkout, so the first call
                 after a server restart succeeds.
+            call_timeout: seconds a call may hold its connection before the call raises
+                ``StorageUnavailableError`` (default ``$MEMORY_GRAPH_CALL_TIMEOUT``, else 30;
+                ``math.inf`` for none): how long a call blocks while the server is paused
+                or does not answer. A call ends within ``pool_timeout + call_timeout``;
+                :meth:`setup` is exempt (migrations may take long).
+            recall_cache_mb: megabytes of recall pools this store keeps in memory (default
+                ``$MEMORY_GRAPH_RECALL_CACHE_MB``, else 256); the least recently used
+                owners' pools are dropped beyond it.
 
         Raises:
             StorageUnavailableError: the server cannot be reached or started.
-            ConfigurationError: a pool option is not a positive number.
+            ConfigurationError: a pool or cache option is not a positive number.
         """
-        opts = PoolOptions(max_size, connect_timeout, pool_timeout)
+        opts = PoolOptions(max_size, connect_timeout, pool_timeout, call_timeout_of(call_timeout))
+        recall = RecallCache.of_megabytes(recall_cache_mb)
         resolved = resolve_dsn(dsn, data_dir=data_dir)
         pool = open_pool(resolved, opts, **pool_kwargs())
         store = cls(pool, limits=limits, clock=clock, dsn=resolved, embeddings=embeddings)
         store._pool_options = opts
+        store._recall = recall
         return store
 
     @classmethod
@@ -110,6 +126,8 @@ class MemoryStore(
         embeddings: Embeddings | None = None,
         connect_timeout: float = 5.0,
         pool_timeout: float = 5.0,
+        call_timeout: float | None = None,
+        recall_cache_mb: float | None = None,
     ) -> Iterator[MemoryStore]:
         """Context manager around :meth:`open` that closes the pool on exit."""
         store = cls.open(
@@ -121,6 +139,8 @@ class MemoryStore(
             embeddings=embeddings,
             connect_timeout=connect_timeout,
             pool_timeout=pool_timeout,
+            call_timeout=call_timeout,
+            recall_cache_mb=recall_cache_mb,
         )
         try:
             yield store
@@ -139,5 +159,44 @@ class MemoryStore(
         self.close()
 
     def setup(self) -> list[int]:
-        """Apply pending migrations (idempotent). Returns the versions applied now."""
-        return self._run(setup_op())
+        """Apply pending migrations (idempotent). Returns the versions applied now.
+
+        Not bounded by ``call_timeout``: a migration may take long on a large database.
+        """
+        return self._run(setup_op(), deadline=False)
+
+    def list_page(
+        self,
+        owner: Owner,
+        *,
+        limit: int = 10,
+        offset: int = 0,
+        kinds: Iterable[Kind] | None = None,
+        levels: Iterable[IdentityLevel] | None = None,
+        include_sensitive: bool = False,
+        as_of: datetime | None = None,
+    ) -> list[Record]:
+        """One page of the owner's visible, active, unexpired records, most recently changed
+        first (``updated_at``, then id, descending), sensitive ones left out unless asked.
+
+        One statement on the owner's rows, however many it holds (a listing, not a recall:
+        ``GovernedStore.search`` without a query pages with it). ``levels`` keeps the
+        identities at these levels (default: every visible one); ``limit + offset`` is at
+        most 10,000.
+
+        Raises:
+            ValidationError: a bad limit, offset, kind or level.
+            LimitExceededError: ``limit + offset`` over 10,000.
+        """
+        at = self._clock() if as_of is None else as_of
+        return self._read(
+            list_page_op(
+                owner,
+                limit=limit,
+                offset=offset,
+                kinds=kinds,
+                levels=levels,
+                include_sensitive=include_sensitive,
+                at=at,
+            )
+        )
