@@ -42,6 +42,7 @@ from ._approvals import (
 )
 from ._basestore import DEFAULT_NAMESPACE, GovernedStore
 from ._context import MemoryContext, owner_context, resolve_owner
+from ._encryption import ReencryptReport, reencrypt_checkpoints
 from ._evidence import (
     EvidencePolicy,
     create_evidence_tool_node,
@@ -95,6 +96,7 @@ __all__ = [
     "NoPendingReviewError",
     "OfflineChatModel",
     "ProposalJSON",
+    "ReencryptReport",
     "ReviewConfig",
     "ReviewRequest",
     "ReviewResponse",
@@ -128,6 +130,7 @@ __all__ = [
     "otel_metrics_exporter",
     "owner_context",
     "pending_review",
+    "reencrypt_checkpoints",
     "remove_metrics_exporter",
     "resolve_owner",
     "resume_review",
