@@ -21,6 +21,7 @@ A new text column without an entry fails :func:`test_every_text_column_is_regist
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from datetime import timedelta
@@ -60,6 +61,10 @@ def _seed(ctx: Ctx) -> Any:
 
 
 _COUNT = iter(range(10**6))
+
+
+def _plain() -> str:
+    return f"plain fact no {next(_COUNT)}"  # never a duplicate (a duplicate stores nothing)
 
 
 def _pending(ctx: Ctx) -> Any:
@@ -147,12 +152,12 @@ PATHS: dict[str, list[tuple[str, Prep, Writer]]] = {
         ),
     ],
     "mg_records.key": [
-        ("add key=", _none, lambda c, _, x: c.store.add(ALICE, "fact", "plain fact", key=x)),
+        ("add key=", _none, lambda c, _, x: c.store.add(ALICE, "fact", _plain(), key=x)),
         (
             "add_many key",
             _none,
             lambda c, _, x: c.store.add_many(
-                ALICE, [{"kind": "fact", "content": "plain fact", "key": x}]
+                ALICE, [{"kind": "fact", "content": _plain(), "key": x}]
             ),
         ),
         (
@@ -161,7 +166,7 @@ PATHS: dict[str, list[tuple[str, Prep, Writer]]] = {
             lambda c, _, x: c.store.decide(
                 ALICE,
                 c.store.propose(
-                    ALICE, "add", {"kind": "fact", "content": "plain", "key": x}, level="user"
+                    ALICE, "add", {"kind": "fact", "content": _plain(), "key": x}, level="user"
                 ).id,
                 "approve",
             ),
@@ -175,7 +180,7 @@ PATHS: dict[str, list[tuple[str, Prep, Writer]]] = {
                     ALICE,
                     {
                         "version": "memory-graph/1",
-                        "records": [{"kind": "fact", "content": "plain", "key": x}],
+                        "records": [{"kind": "fact", "content": _plain(), "key": x}],
                     },
                 )
             ],
@@ -184,7 +189,7 @@ PATHS: dict[str, list[tuple[str, Prep, Writer]]] = {
             "GovernedStore.put key",
             _none,
             lambda c, _, x: [
-                GovernedStore(c.store).put(("memories", "alice"), x, {"content": "plain"}),
+                GovernedStore(c.store).put(("memories", "alice"), x, {"content": _plain()}),
                 [c.store.decide(ALICE, p.id, "approve") for p in c.store.list_pending(ALICE)],
             ],
         ),
@@ -193,13 +198,13 @@ PATHS: dict[str, list[tuple[str, Prep, Writer]]] = {
         (
             "add evidence",
             _none,
-            lambda c, _, x: c.store.add(ALICE, "fact", "plain", evidence={"quote": x}),
+            lambda c, _, x: c.store.add(ALICE, "fact", _plain(), evidence={"quote": x}),
         ),
         (
             "add_many evidence",
             _none,
             lambda c, _, x: c.store.add_many(
-                ALICE, [{"kind": "fact", "content": "plain", "evidence": {"quote": x}}]
+                ALICE, [{"kind": "fact", "content": _plain(), "evidence": {"quote": x}}]
             ),
         ),
     ],
@@ -207,7 +212,7 @@ PATHS: dict[str, list[tuple[str, Prep, Writer]]] = {
         (
             "add evidence",
             _none,
-            lambda c, _, x: c.store.add(ALICE, "fact", "plain", evidence={"source": x}),
+            lambda c, _, x: c.store.add(ALICE, "fact", _plain(), evidence={"source": x}),
         ),
         (
             "set_preference source=",
@@ -219,14 +224,14 @@ PATHS: dict[str, list[tuple[str, Prep, Writer]]] = {
         (
             "add evidence",
             _none,
-            lambda c, _, x: c.store.add(ALICE, "fact", "plain", evidence={"uri": x}),
+            lambda c, _, x: c.store.add(ALICE, "fact", _plain(), evidence={"uri": x}),
         ),
     ],
     "mg_records.knowledge": [
         (
             "add knowledge",
             _none,
-            lambda c, _, x: c.store.add(ALICE, "fact", "plain", knowledge={"applies_when": [x]}),
+            lambda c, _, x: c.store.add(ALICE, "fact", _plain(), knowledge={"applies_when": [x]}),
         ),
         (
             "replace knowledge",
@@ -234,7 +239,7 @@ PATHS: dict[str, list[tuple[str, Prep, Writer]]] = {
             lambda c, r, x: c.store.replace(
                 ALICE,
                 r.record_id,
-                "plain",
+                _plain(),
                 base_version=r.version,
                 knowledge={"counterexamples": [x]},
             ),
@@ -245,7 +250,7 @@ PATHS: dict[str, list[tuple[str, Prep, Writer]]] = {
             "add claim",
             _none,
             lambda c, _, x: c.store.add(
-                ALICE, "fact", "plain", knowledge={"claim": {"key": "ssn", "value": x}}
+                ALICE, "fact", _plain(), knowledge={"claim": {"key": "ssn", "value": x}}
             ),
         ),
     ],
@@ -254,7 +259,7 @@ PATHS: dict[str, list[tuple[str, Prep, Writer]]] = {
             "add claim",
             _none,
             lambda c, _, x: c.store.add(
-                ALICE, "fact", "plain", knowledge={"claim": {"key": x, "value": "v"}}
+                ALICE, "fact", _plain(), knowledge={"claim": {"key": x, "value": "v"}}
             ),
         ),
     ],
@@ -281,7 +286,7 @@ PATHS: dict[str, list[tuple[str, Prep, Writer]]] = {
             lambda c, _, x: c.store.propose(
                 ALICE,
                 "add",
-                {"kind": "fact", "content": "plain"},
+                {"kind": "fact", "content": _plain()},
                 level="user",
                 evidence={"quote": x},
             ),
@@ -292,7 +297,7 @@ PATHS: dict[str, list[tuple[str, Prep, Writer]]] = {
             "propose idempotency_key",
             _none,
             lambda c, _, x: c.store.propose(
-                ALICE, "add", {"kind": "fact", "content": "plain"}, level="user", idempotency_key=x
+                ALICE, "add", {"kind": "fact", "content": _plain()}, level="user", idempotency_key=x
             ),
         ),
     ],
@@ -374,7 +379,7 @@ SHAPED: dict[str, list[tuple[str, Prep, Writer]]] = {
     "mg_records.level": [
         ("add level=", _none, lambda c, _, x: c.store.add(ALICE, "fact", "p", level=x))
     ],
-    "mg_records.kind": [("add kind", _none, lambda c, _, x: c.store.add(ALICE, x, "plain"))],
+    "mg_records.kind": [("add kind", _none, lambda c, _, x: c.store.add(ALICE, x, _plain()))],
     "mg_records.trust": [
         ("add trust=", _none, lambda c, _, x: c.store.add(ALICE, "fact", "p", trust=x))
     ],
@@ -560,11 +565,20 @@ def _column_holds(dsn: str, column: str, value: str) -> bool:
     return bool(row and row[0])
 
 
-@pytest.fixture
-def ctx(pg_dsn: str) -> Iterator[Ctx]:
-    with MemoryStore.from_dsn(pg_dsn, clock=FakeClock()) as s:
-        s.setup()
-        yield Ctx(s, pg_dsn)
+@pytest.fixture(scope="module")
+def ctx(pg_server_dsn: str) -> Iterator[Ctx]:
+    """One database for the module: each test writes its own marker, then compares states."""
+    name = f"mg_cols_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(pg_server_dsn, autocommit=True) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+    dsn = psycopg.conninfo.make_conninfo(pg_server_dsn, dbname=name)
+    try:
+        with MemoryStore.from_dsn(dsn, clock=FakeClock()) as s:
+            s.setup()
+            yield Ctx(s, dsn)
+    finally:
+        with psycopg.connect(pg_server_dsn, autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 def test_every_text_column_is_registered(ctx: Ctx) -> None:
@@ -589,7 +603,8 @@ def test_guarded_column_refuses_a_sensitive_value(
     ctx: Ctx, column: str, prep: Prep, write: Writer
 ) -> None:
     # The path really fills the column: a plain value lands there.
-    marker = MARKER.get(column, "zq marker tulip")
+    n = next(_COUNT)
+    marker = f"{MARKER[column]}.{n}" if column in MARKER else f"zq marker tulip {n}"
     write(ctx, prep(ctx), marker)
     assert _column_holds(ctx.dsn, column, marker), f"{column} was not filled by this path"
     # The sensitive value is refused, nothing changes, and it is nowhere in the database.

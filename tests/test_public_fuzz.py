@@ -312,3 +312,14 @@ def test_review_helpers(world: dict[str, Any], request: Any, response: Any, deci
     attempt(world, lambda: check_resume_value(response))
     attempt(world, lambda: build_review_request(request))
     attempt(world, lambda: build_review_request([request]))
+
+
+@pytest.mark.parametrize("flag", ["--audit-days", "--thread-idle-days", "--record-days"])
+def test_cli_sweep_huge_periods_are_an_error_line(pg_dsn: str, flag: str) -> None:
+    from test_cli import run
+
+    with MemoryStore.from_dsn(pg_dsn) as store:
+        store.setup()
+    out = run(pg_dsn, "sweep", flag, str(10**12))
+    assert out.returncode != 0 and "Traceback" not in out.stderr
+    assert "error:" in out.stderr and "0..36600" in out.stderr

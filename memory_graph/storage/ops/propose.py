@@ -253,7 +253,8 @@ def propose_row(
     ttl = min(ttl, limits.max_proposal_ttl)
     if idempotency_key is not None:
         idempotency_key = v.text("idempotency_key", idempotency_key, max_bytes=256)
-        v.guarded("idempotency_key", idempotency_key)
+        if not fresh:  # a caller's key is stored text; a trusted write's is a random hex id
+            v.guarded("idempotency_key", idempotency_key)
     now = clock()
     if not lock_target:
         norm = untrusted_args(norm, now, limits)
