@@ -323,3 +323,43 @@ def test_cli_sweep_huge_periods_are_an_error_line(pg_dsn: str, flag: str) -> Non
     out = run(pg_dsn, "sweep", flag, str(10**12))
     assert out.returncode != 0 and "Traceback" not in out.stderr
     assert "error:" in out.stderr and "0..36600" in out.stderr
+
+
+def test_the_reported_raw_errors_are_library_errors(pg_dsn: str) -> None:
+    """Each input the issue reports as a raw exception, by name (the fuzz finds the class)."""
+    from memory_graph import ValidationError
+
+    with MemoryStore.from_dsn(pg_dsn, clock=FakeClock()) as store:
+        store.setup()
+        rid = str(store.add(ALICE, "fact", "User likes green tea").record_id)
+        # another spelling of an id is the same record, never a driver error
+        assert str(store.get_record(ALICE, f"urn:uuid:{rid}").id) == rid
+        assert str(store.get_record(ALICE, "{" + rid.upper() + "}").id) == rid
+        gs = GovernedStore(store)
+        ns = ("memories", "alice", "agent", "coder", "workspace", "w1")
+        gs.get(("memories", "alice"), f"urn:uuid:{rid}")  # no driver error (no such item key)
+        bad: list[Callable[[], Any]] = [
+            lambda: gs.get(ns, "k\x00"),
+            lambda: gs.get(ns, "\ud800"),
+            lambda: gs.put(ns, "\ud800", {"content": "x"}),
+            lambda: gs.search(ns, query=5),  # type: ignore[arg-type]
+            lambda: gs.list_namespaces(prefix=ns, limit="10"),  # type: ignore[arg-type]
+            lambda: GovernedStore(store, namespace=("memories", "{user_id}", "items")).get(
+                ("memories", "alice"), "k"
+            ),
+            lambda: store.sweep(audit_retention=timedelta.max),
+            lambda: store.sweep(thread_idle=timedelta(days=10**6)),
+            lambda: store.add("alice", "fact", "x"),  # type: ignore[arg-type]
+            lambda: store.get_record(None, rid),  # type: ignore[arg-type]
+            lambda: store.list_records(ALICE, key="a\x00"),
+            lambda: store.record_evidence(
+                ALICE,
+                "t1",
+                [EvidenceEntry(new_reference(), "t1", "m1", "x", 1, "t", "c", "0", "0", 1, "")],  # type: ignore[arg-type]
+            ),
+            lambda: decide_all("not a request"),  # type: ignore[arg-type]
+            lambda: validate_decisions({"decisions": []}, 5),  # type: ignore[arg-type]
+        ]
+        for call in bad:
+            with pytest.raises(ValidationError):
+                call()
