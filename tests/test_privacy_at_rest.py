@@ -144,3 +144,29 @@ def test_reencrypt_command(pg_dsn: str, monkeypatch: Any) -> None:
     assert done.returncode == 0, done.stderr
     assert '"threads": 1' in done.stdout
     assert _checkpoint_hits(pg_dsn, ["Kazoolia", "zqalice"]) == {"Kazoolia": [], "zqalice": []}
+
+
+def test_a_text_channel_written_before_the_key_survives_an_unchanged_step(
+    pg_dsn: str, monkeypatch: Any
+) -> None:
+    """A sealed checkpoint takes every str channel out of the inline JSON: its blob must then
+    exist even when the channel did not change in that step (before the key it was inline)."""
+    from langgraph.checkpoint.base import empty_checkpoint
+
+    monkeypatch.delenv(CHECKPOINT_KEY_ENV, raising=False)
+    _plain_thread(pg_dsn, "old")
+    config = {"configurable": {"thread_id": "old", "checkpoint_ns": ""}}
+    with (
+        MemoryStore.from_dsn(pg_dsn) as store,
+        open_checkpointer(store, encryption_key=KEY) as saver,
+    ):
+        before = saver.get_tuple(config)
+        assert before is not None
+        context = before.checkpoint["channel_values"]["user_context"]
+        assert isinstance(context, str) and context
+        step = {**before.checkpoint, "id": empty_checkpoint()["id"]}  # a step that wrote nothing
+        after = saver.put(before.config, step, before.metadata, {})
+        loaded = saver.get_tuple(after)
+        assert loaded is not None
+        assert loaded.checkpoint["channel_values"]["user_context"] == context
+        assert "zqalice" not in str(loaded.metadata)
