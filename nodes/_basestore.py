@@ -69,7 +69,7 @@ from ._context import resolve_owner
 from ._core import AnyStore, IdentityMissingError, NotFoundError, Owner, ValidationError
 from ._drive import Call, drive_async, drive_sync, is_async_store
 from ._drive import Op as Body
-from ._store_match import check_filter, matches_all, matches_filter
+from ._store_match import check_filter, library_errors, matches_all, matches_filter
 
 __all__ = ["DEFAULT_NAMESPACE", "GovernedStore", "governed_from_runtime"]
 
@@ -194,11 +194,11 @@ class GovernedStore(BaseStore):
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         """Execute ``ops`` in order (each write is its own proposal; see the module doc)."""
-        return list(self.drive(self._batch(list(ops), _run_config())))
+        return list(self.drive(self._batch(_op_list(ops), _run_config())))
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         """Async :meth:`batch`."""
-        return list(await self.adrive(self._batch(list(ops), _run_config())))
+        return list(await self.adrive(self._batch(_op_list(ops), _run_config())))
 
     # --- namespaces ------------------------------------------------------------------------
 
@@ -348,6 +348,8 @@ class GovernedStore(BaseStore):
         )
 
     def _search(self, op: SearchOp, config: Mapping[str, Any] | None) -> Body[list[SearchItem]]:
+        if not isinstance(op.namespace_prefix, (tuple, list)):
+            raise ValidationError("a namespace prefix is a tuple of strings")
         prefix = tuple(op.namespace_prefix)
         owner, _ = self._parse(prefix, prefix=True, config=config)
         check_filter(op.filter)
@@ -496,6 +498,11 @@ class GovernedStore(BaseStore):
         return None
 
 
+for _name in ("get", "search", "put", "delete", "list_namespaces"):
+    for _each in (_name, "a" + _name):  # LangGraph's namespace checks raise library errors
+        setattr(GovernedStore, _each, library_errors(BaseStore, _each))
+
+
 def governed_from_runtime(runtime_store: Any) -> GovernedStore:
     """The run's ``GovernedStore`` (``runtime.store``) for nodes built without a store.
 
@@ -526,6 +533,12 @@ def _within(named: Owner, run: Owner) -> bool:
     if named.workspace is not None and named.workspace_key != run.workspace_key:
         return False
     return named.agent is None or named.agent_key == run.agent_key
+
+
+def _op_list(ops: Any) -> list[Op]:
+    if isinstance(ops, (str, bytes, Mapping)) or not isinstance(ops, Iterable):
+        raise ValidationError("batch takes a list of store operations (GetOp, PutOp, ...)")
+    return list(ops)
 
 
 def _shown(namespace: Any) -> str:

@@ -50,6 +50,7 @@ from memory_graph.evidence import (
     page,
     render_manifest,
     result_text,
+    valid_entry,
 )
 from memory_graph.guard import check as guard_check
 from memory_graph.safetext import prompt_block, prompt_value
@@ -209,13 +210,18 @@ def _for_store(
     """``entries`` as the store keeps them: the argument names instead of the summary.
 
     The summary (argument values) stays in the thread's state, which the checkpointer
-    encrypts when a key is set; the evidence table never holds a tool argument.
+    encrypts when a key is set; the evidence table never holds a tool argument. An entry the
+    store would refuse (an id it cannot keep, a name the guard blocks) is left out.
     """
     args_by_call = _tool_args(history)
-    return [
-        dataclasses.replace(e, arg_summary=arg_names(args_by_call.get(e.call_id, {})))
-        for e in entries
-    ]
+    out = []
+    for e in entries:
+        row = dataclasses.replace(e, arg_summary=arg_names(args_by_call.get(e.call_id, {})))
+        try:
+            out.append(valid_entry(row))
+        except MemoryGraphError:
+            continue  # e.g. a model's call id with a line break: not indexed, never an error
+    return out
 
 
 def _thread(config: Mapping[str, Any] | None) -> str | None:

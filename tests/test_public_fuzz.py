@@ -277,6 +277,12 @@ def test_governed_store(
             [SearchOp(namespace, filter=flt, limit=limit, offset=offset, query=query)]
         ),
     )
+    attempt(world, lambda: gs.batch(value))
+    attempt(world, lambda: gs.put(namespace, key, value))
+    attempt(world, lambda: gs.get(namespace, key))
+    attempt(world, lambda: gs.delete(namespace, key))
+    attempt(world, lambda: gs.search(namespace, query=query, limit=limit, offset=offset))
+    attempt(world, lambda: gs.list_namespaces(prefix=namespace, limit=limit, max_depth=depth))
     conditions = (
         (MatchCondition("prefix", namespace),) if isinstance(namespace, tuple) else namespace
     )
