@@ -23,6 +23,7 @@ from typing import Any
 
 from .errors import ValidationError
 from .safetext import prompt_value, truncate
+from .validate import bounded_int, guarded, text
 
 __all__ = [
     "PAGE_CHARS",
@@ -31,6 +32,7 @@ __all__ = [
     "EvidenceEntry",
     "EvidencePage",
     "FileIdentity",
+    "arg_names",
     "arg_summary",
     "digest_args",
     "digest_text",
@@ -38,6 +40,7 @@ __all__ = [
     "page",
     "render_manifest",
     "result_text",
+    "valid_entry",
     "valid_reference",
 ]
 
@@ -47,6 +50,8 @@ QUERY_CHARS = 256
 """Longest ``query`` that ``read_evidence`` accepts."""
 REF_PATTERN = re.compile(r"^ev-[0-9a-f]{32}$")
 """An evidence reference: ``ev-`` and 32 lower-case hex digits (opaque, random)."""
+_DIGEST = re.compile(r"^[0-9a-f]{64}$")
+_MAX_BIG = 2**63 - 1  # PostgreSQL bigint
 
 
 @dataclass(frozen=True)
@@ -159,10 +164,31 @@ def _arg_atom(text: str, room: int) -> str:
     return '"' + "".join(body) + '…"'
 
 
+def arg_names(args: Mapping[str, Any] | None) -> str:
+    """The argument names of a tool call, sorted (``offset, path``): what the store keeps.
+
+    The values stay in the thread's state (the checkpoint, encrypted when a key is set) and
+    never reach the evidence table, so a tool's arguments are never plaintext at rest.
+
+    >>> arg_names({"path": "/home/ada/notes.txt", "offset": 3})
+    'offset, path'
+    """
+    return truncate(", ".join(sorted(str(k) for k in (args or {}))), 200)
+
+
+def _masked(value: str) -> str:
+    """``value``, or ``[redacted: <category>]`` when the sensitive-data guard blocks it."""
+    from .guard import check
+
+    verdict = check(value)
+    return value if verdict.allowed else f"[redacted: {verdict.category}]"
+
+
 def arg_summary(args: Mapping[str, Any] | None, limit: int = 80) -> str:
     """A short one-line summary of tool arguments (``k=v, ...``), at most ``limit`` chars.
 
-    A key or value that is not plain text (a comma, ``=``, a quote, a backslash, ...) is
+    A value the sensitive-data guard blocks shows as ``[redacted: <category>]``. A key or
+    value that is not plain text (a comma, ``=``, a quote, a backslash, ...) is
     JSON-quoted (:func:`_arg_atom`) and every quote closes, so an argument such as
     ``"x, admin=true"`` shows as ``q="x, admin=true"`` and cannot forge a pair; pairs that
     do not fit are dropped whole and marked ``…``. The manifest then applies the rendering
@@ -178,6 +204,7 @@ def arg_summary(args: Mapping[str, Any] | None, limit: int = 80) -> str:
     for key in sorted(args or {}):
         value = (args or {})[key]
         shown = value if isinstance(value, str) else json.dumps(value, default=str)
+        shown = _masked(shown)  # a value the guard blocks is never shown nor stored
         parts.append(f"{_arg_atom(str(key), 30)}={_arg_atom(shown, 40)}")
     out = ""
     for index, part in enumerate(parts):
@@ -272,3 +299,52 @@ def render_manifest(
         return ""
     note = f"({left} older not listed)\n" if left else ""
     return head + "".join(lines) + note + tail
+
+
+def _id_text(field: str, value: Any) -> str:
+    checked = text(field, value, max_bytes=512)
+    if any(not ch.isprintable() for ch in checked):
+        raise ValidationError(f"{field} contains control or format characters: remove them")
+    return checked
+
+
+def valid_entry(entry: Any) -> EvidenceEntry:
+    """Check every field of an entry before it is stored (the store's input validation).
+
+    The reference and digests have their exact shapes; ids are printable text; counts are
+    integers in range; the texts that are stored (tool name, argument summary, file path)
+    pass the sensitive-data guard.
+
+    Raises:
+        ValidationError: a field of the wrong type, shape or size, or a blocked text.
+    """
+    if not isinstance(entry, EvidenceEntry):
+        raise ValidationError(
+            f"an evidence entry must be an EvidenceEntry, got {type(entry).__name__}"
+        )
+    valid_reference(entry.ref)
+    _id_text("evidence message_id", entry.message_id)
+    _id_text("evidence call_id", entry.call_id)
+    bounded_int("evidence position", entry.position)
+    if entry.step is not None:
+        bounded_int("evidence step", entry.step, lo=-1)
+    bounded_int("evidence size", entry.size, hi=_MAX_BIG)
+    for name in ("args_digest", "result_digest"):
+        value = getattr(entry, name)
+        if not isinstance(value, str) or not _DIGEST.match(value):
+            raise ValidationError(f"evidence {name} must be 64 lower-case hex digits (SHA-256)")
+    tool = _id_text("evidence tool_name", entry.tool_name)
+    summary = text("evidence arg_summary", entry.arg_summary, max_bytes=1024, min_bytes=0)
+    path = None
+    f = entry.file
+    if f is not None:
+        if not isinstance(f, FileIdentity):
+            raise ValidationError("evidence file must be a FileIdentity or None")
+        path = _id_text("evidence file path", f.path)
+        bounded_int("evidence file size", f.size, hi=_MAX_BIG)
+        bounded_int("evidence file mtime_ns", f.mtime_ns, lo=-_MAX_BIG - 1, hi=_MAX_BIG)
+        digest = f.digest
+        if digest is not None and (not isinstance(digest, str) or not _DIGEST.match(digest)):
+            raise ValidationError("evidence file digest must be 64 lower-case hex digits or None")
+    guarded("evidence", tool, summary, path)
+    return entry

@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import math
 import re
+import uuid
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any, get_args
 
-from .errors import LimitExceededError, UnknownFieldError, ValidationError
-from .identity import IDENTITY_LEVELS, IdentityLevel
+from .errors import LimitExceededError, NotFoundError, UnknownFieldError, ValidationError
+from .identity import IDENTITY_LEVELS, IdentityLevel, Owner
 from .time import ensure_aware, format_utc
 from .types import (
     Claim,
@@ -54,6 +55,7 @@ __all__ = [
     "evidence_text",
     "expiry",
     "guard_text",
+    "guarded",
     "identity_level",
     "kind",
     "knowledge",
@@ -63,8 +65,10 @@ __all__ = [
     "normalize_preference_key",
     "operation",
     "operation_args",
+    "owner",
     "preference_value",
     "profile_patch",
+    "record_id",
     "sensitivity",
     "short",
     "text",
@@ -571,6 +575,8 @@ def guard_text(op: str, args: Mapping[str, Any]) -> str:
     parts: list[str] = []
     if "content" in args:
         parts.append(args["content"])
+    if op == "add" and args.get("key"):
+        parts.append(args["key"])  # a record key is stored and recallable like content
     k = args.get("knowledge")
     if k:
         parts += list(k.get("applies_when") or ()) + list(k.get("counterexamples") or ())
@@ -581,3 +587,72 @@ def guard_text(op: str, args: Mapping[str, Any]) -> str:
     if op == "patch_profile":
         parts += [v for v in args["patch"].values() if v is not None]
     return "\n".join(parts)
+
+
+def guarded(where: str, *texts: str | None) -> dict[str, Any]:
+    """The one guarded path: every text the store writes passes here before its first query.
+
+    ``texts`` are checked as one document, one text a line (the guard is sentence-local, so
+    joining never changes a verdict); ``None`` and empty texts are skipped.
+
+    Returns:
+        The guard's verdict as JSON (stored with a proposal).
+
+    Raises:
+        ValidationError: the guard blocked one of the texts; the message names ``where`` and
+            the category, never the text.
+
+    >>> guarded("persona", "Be brief and kind.")["allowed"]
+    True
+    >>> guarded("record key", "ssn 512-43-7789")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    memory_graph.errors.ValidationError: record key: blocked by the sensitive-data guard ...
+    """
+    from .guard import check  # the guard loads its tables on first use, not at import
+
+    verdict = check("\n".join(t for t in texts if t))
+    if not verdict.allowed:
+        raise ValidationError(
+            (f"{where}: " if where else "")
+            + f"blocked by the sensitive-data guard (category: {verdict.category}): "
+            "this content is not stored; remove the sensitive part"
+        )
+    return verdict.to_json()
+
+
+def record_id(value: Any) -> str:
+    """A record id as the store keeps it: the canonical lower-case UUID string.
+
+    Any spelling :class:`uuid.UUID` reads (braces, ``urn:uuid:``, no hyphens) is brought
+    to the canonical form before it reaches SQL; anything else cannot name a record.
+
+    Raises:
+        ValidationError: not a string (or a ``UUID``).
+        NotFoundError: a string that is no UUID (it names no record, like another owner's).
+
+    >>> record_id("urn:uuid:12345678-1234-5678-1234-567812345678")
+    '12345678-1234-5678-1234-567812345678'
+    """
+    if isinstance(value, uuid.UUID):
+        return str(value)
+    if not isinstance(value, str):  # str() of a value nested 2000 deep would recurse
+        raise ValidationError(f"record id must be a string, got {type(value).__name__}")
+    try:
+        return str(uuid.UUID(value))
+    except ValueError:
+        raise NotFoundError(f"record {short(value)} not found for this owner") from None
+
+
+def owner(value: Any) -> Owner:
+    """The caller's principal: an :class:`~memory_graph.Owner`, checked at every store entry.
+
+    Raises:
+        ValidationError: anything else (a user id string, ``None``, a look-alike object).
+    """
+    if not isinstance(value, Owner):
+        raise ValidationError(
+            f"owner must be a memory_graph.Owner, got {type(value).__name__}: "
+            "pass Owner(user_id, workspace=..., agent=...)"
+        )
+    return value

@@ -48,6 +48,7 @@ from ._approvals import (
 )
 from ._basestore import DEFAULT_NAMESPACE, GovernedStore
 from ._context import MemoryContext, owner_context, resolve_owner
+from ._encryption import ReencryptReport, reencrypt_checkpoints
 from ._evidence import (
     EvidencePolicy,
     create_evidence_tool_node,
@@ -106,6 +107,7 @@ __all__ = [
     "NoPendingReviewError",
     "OfflineChatModel",
     "ProposalJSON",
+    "ReencryptReport",
     "ReviewConfig",
     "ReviewRequest",
     "ReviewResponse",
@@ -139,6 +141,7 @@ __all__ = [
     "otel_metrics_exporter",
     "owner_context",
     "pending_review",
+    "reencrypt_checkpoints",
     "remove_metrics_exporter",
     "resolve_owner",
     "resume_review",

@@ -32,7 +32,14 @@ from ._core import (
 )
 from ._drive import Op, drive_async, drive_sync, is_async_store
 from ._owner import check_thread_owner, saver_space, store_of
-from ._payloads import Decision, DecisionType, ReviewRequest, is_review_request, validate_decisions
+from ._payloads import (
+    Decision,
+    DecisionType,
+    ReviewRequest,
+    check_review_request,
+    is_review_request,
+    validate_decisions,
+)
 from ._state import ProposalJSON, proposal_to_json
 
 __all__ = [
@@ -83,6 +90,9 @@ def decide_all(request: ReviewRequest, decision: DecisionType = "approve") -> li
     """
     if decision == "edit":
         raise ResumeError("decide_all cannot edit: build 'edit' decisions with their args")
+    if decision not in ("approve", "reject"):
+        raise ResumeError(f"decide_all decides 'approve' or 'reject', got {decision!r:.40}")
+    request = check_review_request(request)
     return [{"type": decision, "proposal_id": r["proposal_id"]} for r in request["action_requests"]]
 
 

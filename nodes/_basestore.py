@@ -55,6 +55,7 @@ from langgraph.store.base import (
     GetOp,
     Item,
     ListNamespacesOp,
+    MatchCondition,
     Op,
     PutOp,
     Result,
@@ -63,12 +64,13 @@ from langgraph.store.base import (
 )
 
 from memory_graph import ApprovalPolicy, ConfigurationError, Record, ScopeError
+from memory_graph.safetext import truncate
 
 from ._context import resolve_owner
 from ._core import AnyStore, IdentityMissingError, NotFoundError, Owner, ValidationError
 from ._drive import Call, drive_async, drive_sync, is_async_store
 from ._drive import Op as Body
-from ._store_match import check_filter, matches_all, matches_filter
+from ._store_match import check_filter, library_errors, matches_all, matches_filter
 
 __all__ = ["DEFAULT_NAMESPACE", "GovernedStore", "RefusedWriteError", "governed_from_runtime"]
 
@@ -215,11 +217,11 @@ class GovernedStore(BaseStore):
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         """Execute ``ops`` in order (each write is its own proposal; see the module doc)."""
-        return list(self.drive(self._batch(list(ops), _run_config())))
+        return list(self.drive(self._batch(_op_list(ops), _run_config())))
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         """Async :meth:`batch`."""
-        return list(await self.adrive(self._batch(list(ops), _run_config())))
+        return list(await self.adrive(self._batch(_op_list(ops), _run_config())))
 
     # --- namespaces ------------------------------------------------------------------------
 
@@ -238,6 +240,23 @@ class GovernedStore(BaseStore):
         if level.endswith("workspace"):
             suffix += ("workspace", str(owner.workspace))
         return base + suffix
+
+    def _level(self, namespace: Any, config: Mapping[str, Any] | None) -> tuple[Owner, str]:
+        """Owner and level of an item's namespace (a whole one, not a prefix).
+
+        Raises:
+            ValidationError: the namespace is shorter than the template (names no level).
+        """
+        if not isinstance(namespace, (tuple, list)):
+            raise ValidationError("a namespace is a tuple of strings")
+        owner, level = self._parse(tuple(namespace), prefix=False, config=config)
+        if level is None:
+            shape = "(" + ", ".join(repr(p) for p in self.namespace_template) + ", ...)"
+            raise ValidationError(
+                f"namespace {_shown(namespace)} is shorter than the template: an item lives "
+                f"in a whole namespace like {shape}"
+            )
+        return owner, level
 
     def _parse(
         self, namespace: tuple[str, ...], *, prefix: bool, config: Mapping[str, Any] | None
@@ -341,9 +360,9 @@ class GovernedStore(BaseStore):
         return results
 
     def _get(self, op: GetOp, config: Mapping[str, Any] | None) -> Body[Item | None]:
-        owner, level = self._parse(tuple(op.namespace), prefix=False, config=config)
-        assert level is not None
-        record = yield from self._find(owner, level, str(op.key))
+        owner, level = self._level(op.namespace, config)
+        _check_key(op.key)
+        record = yield from self._find(owner, level, op.key)
         if record is None:
             return None
         return Item(
@@ -355,13 +374,14 @@ class GovernedStore(BaseStore):
         )
 
     def _search(self, op: SearchOp, config: Mapping[str, Any] | None) -> Body[list[SearchItem]]:
+        if not isinstance(op.namespace_prefix, (tuple, list)):
+            raise ValidationError("a namespace prefix is a tuple of strings")
         prefix = tuple(op.namespace_prefix)
         owner, _ = self._parse(prefix, prefix=True, config=config)
         check_filter(op.filter)
-        if not isinstance(op.limit, int) or not isinstance(op.offset, int):
-            raise ValidationError("search limit and offset must be integers")
-        if op.limit < 0 or op.offset < 0:
-            raise ValidationError("search limit and offset must not be negative")
+        _check_window("search", op.limit, op.offset)
+        if op.query is not None and not isinstance(op.query, str):
+            raise ValidationError(f"a search query is text, got {type(op.query).__name__}")
         scored: list[tuple[Record, float | None]]
         if op.query and op.query.strip():
             top = self.memory_store.limits.max_search_limit
@@ -421,7 +441,21 @@ class GovernedStore(BaseStore):
     def _list_namespaces(
         self, op: ListNamespacesOp, config: Mapping[str, Any] | None
     ) -> Body[list[tuple[str, ...]]]:
-        prefixes = [c.path for c in op.match_conditions or () if c.match_type == "prefix"]
+        _check_window("list_namespaces", op.limit, op.offset)
+        if op.max_depth is not None:
+            _check_window("list_namespaces max_depth", op.max_depth, 0)
+        conditions = op.match_conditions or ()
+        if not isinstance(conditions, (tuple, list)) or any(
+            not isinstance(c, MatchCondition)
+            or c.match_type not in ("prefix", "suffix")
+            or not isinstance(c.path, (tuple, list))
+            or any(not isinstance(p, str) for p in c.path)
+            for c in conditions
+        ):
+            raise ValidationError(
+                "match conditions are MatchCondition(match_type='prefix'|'suffix', path=(str, ...))"
+            )
+        prefixes = [c.path for c in conditions if c.match_type == "prefix"]
         run_owner = _run_owner(config)
         if prefixes and all("*" not in p for p in prefixes):
             owner, _ = self._parse(tuple(prefixes[0]), prefix=True, config=config)
@@ -443,11 +477,8 @@ class GovernedStore(BaseStore):
         return found[op.offset : op.offset + op.limit]
 
     def _put(self, op: PutOp, config: Mapping[str, Any] | None) -> Body[None]:
-        owner, level = self._parse(tuple(op.namespace), prefix=False, config=config)
-        assert level is not None
-        if not isinstance(op.key, str) or not op.key.strip():
-            raise ValidationError("an item key must be a non-blank string")
-        _check_label("an item key", op.key)
+        owner, level = self._level(op.namespace, config)
+        _check_key(op.key)
         thread_id = (config or {}).get("configurable", {}).get("thread_id")
         thread = None if thread_id is None else str(thread_id)
         evidence = {"source": "store", "thread_id": thread}
@@ -513,6 +544,11 @@ class GovernedStore(BaseStore):
         return None
 
 
+for _name in ("get", "search", "put", "delete", "list_namespaces"):
+    for _each in (_name, "a" + _name):  # LangGraph's namespace checks raise library errors
+        setattr(GovernedStore, _each, library_errors(BaseStore, _each))
+
+
 def governed_from_runtime(runtime_store: Any) -> GovernedStore:
     """The run's ``GovernedStore`` (``runtime.store``) for nodes built without a store.
 
@@ -543,6 +579,33 @@ def _within(named: Owner, run: Owner) -> bool:
     if named.workspace is not None and named.workspace_key != run.workspace_key:
         return False
     return named.agent is None or named.agent_key == run.agent_key
+
+
+def _op_list(ops: Any) -> list[Op]:
+    if isinstance(ops, (str, bytes, Mapping)) or not isinstance(ops, Iterable):
+        raise ValidationError("batch takes a list of store operations (GetOp, PutOp, ...)")
+    return list(ops)
+
+
+def _shown(namespace: Any) -> str:
+    return truncate(repr(tuple(namespace)), 80)
+
+
+def _check_key(key: Any) -> None:
+    """An item key: non-blank text, no control or format characters (NUL, surrogates)."""
+    if not isinstance(key, str) or not key.strip():
+        raise ValidationError("an item key must be a non-blank string")
+    if len(key.encode("utf-8", "surrogatepass")) > 1024:
+        raise ValidationError("an item key is at most 1024 UTF-8 bytes")
+    _check_label("an item key", key)
+
+
+def _check_window(what: str, limit: Any, offset: Any) -> None:
+    for name, value in (("limit", limit), ("offset", offset)):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ValidationError(f"{what} {name} must be an integer")
+        if not 0 <= value <= 2**31 - 1:
+            raise ValidationError(f"{what} {name} must be in 0..2147483647")
 
 
 def _check_label(what: str, text: str) -> None:

@@ -17,22 +17,31 @@ encrypt all of it:
   ``recalled`` are such strings, so the sealed savers move ``str`` channel values to the
   (encrypted) blobs table; numbers and booleans stay inline (they carry no text).
 
+- the run's identity (``user_id``, ``workspace``, ``agent`` passed through ``configurable``)
+  is left out of ``checkpoints.metadata``, which LangGraph fills from ``configurable`` and
+  never encrypts. Other extra ``configurable`` keys you pass are still copied there: put no
+  personal data in them.
+
 The key: ``MEMORY_GRAPH_CHECKPOINT_KEY`` (or the ``encryption_key`` argument), 16, 24 or 32
 bytes, given as base64 or hex (e.g. ``python -c "import os,base64;print(base64.b64encode(
 os.urandom(32)).decode())"``). Limits: one key at a time. Checkpoints written before a key
-was set stay readable (they are not re-encrypted until the thread writes again); a thread
-written under another key cannot be read (``ConfigurationError``): to rotate, finish or
-delete the open threads (``store.sweep(thread_idle=...)``) before changing the key, or keep
-the old key until they expire. Checkpoint metadata (step, source, parents, and any extra
-``configurable`` keys you pass) is not encrypted: put no personal data in ``configurable``.
+was set stay readable, and they stay plaintext: a thread that writes again adds encrypted
+checkpoints, but its earlier ones (and their blobs and writes) are not rewritten. Encrypt
+them with :func:`reencrypt_checkpoints` (``memory-graph reencrypt``, for one thread or the
+whole database). A thread written under another key cannot be read (``ConfigurationError``):
+to rotate, finish or delete the open threads (``store.sweep(thread_idle=...)``) before
+changing the key, or keep the old key until they expire.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import json
 import os
 import re
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from cryptography.exceptions import InvalidTag
@@ -43,14 +52,17 @@ from langgraph.checkpoint.serde.base import CipherProtocol, SerializerProtocol
 from langgraph.checkpoint.serde.encrypted import EncryptedSerializer
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
-from ._core import ConfigurationError
+from ._context import IDENTITY_KEYS
+from ._core import ConfigurationError, ValidationError
 
 __all__ = [
     "CHECKPOINT_KEY_ENV",
+    "ReencryptReport",
     "SealedAsyncPostgresSaver",
     "SealedPostgresSaver",
     "checkpoint_key",
     "checkpoint_serde",
+    "reencrypt_checkpoints",
     "seal_checkpointer",
 ]
 
@@ -183,12 +195,50 @@ def _boxed(checkpoint: Checkpoint) -> Checkpoint:
     return copy
 
 
+def _text_versions(checkpoint: Checkpoint, new_versions: Any) -> Any:
+    """``new_versions`` plus the version of every ``str`` channel value.
+
+    A boxed value is no longer inline, so its blob must exist even when the channel did not
+    change in this step: a thread started before the key kept it inline, with no blob. The
+    blob insert does nothing when it exists.
+    """
+    versions = checkpoint.get("channel_versions") or {}
+    text = {
+        k: versions[k]
+        for k, v in checkpoint["channel_values"].items()
+        if isinstance(v, str) and k in versions and k not in new_versions
+    }
+    return {**new_versions, **text} if text else new_versions
+
+
+def _without_identity(obj: Any) -> Any:
+    if not isinstance(obj, Mapping) or not any(k in obj for k in IDENTITY_KEYS):
+        return obj
+    return {k: v for k, v in obj.items() if k not in IDENTITY_KEYS}
+
+
+def _private(config: Any) -> Any:
+    """``config`` without the run's identity in ``configurable`` and ``metadata``: LangGraph
+    copies both into the checkpoint's metadata column, which is never encrypted."""
+    out = dict(config)
+    for part in ("configurable", "metadata"):
+        if part in out:
+            out[part] = _without_identity(out[part])
+    return out
+
+
 class SealedPostgresSaver(PostgresSaver):
-    """``PostgresSaver`` that stores ``str`` channel values as blobs (so they are encrypted)."""
+    """``PostgresSaver`` that stores ``str`` channel values as (encrypted) blobs and keeps the
+    run's identity out of the checkpoint metadata."""
 
     def put(self, config: Any, checkpoint: Checkpoint, metadata: Any, new_versions: Any) -> Any:
         """Store a checkpoint, with ``str`` channel values moved to the blobs table."""
-        return super().put(config, _boxed(checkpoint), metadata, new_versions)
+        return super().put(
+            _private(config),
+            _boxed(checkpoint),
+            _without_identity(metadata),
+            _text_versions(checkpoint, new_versions),
+        )
 
 
 class SealedAsyncPostgresSaver(AsyncPostgresSaver):
@@ -198,7 +248,12 @@ class SealedAsyncPostgresSaver(AsyncPostgresSaver):
         self, config: Any, checkpoint: Checkpoint, metadata: Any, new_versions: Any
     ) -> Any:
         """Store a checkpoint, with ``str`` channel values moved to the blobs table."""
-        return await super().aput(config, _boxed(checkpoint), metadata, new_versions)
+        return await super().aput(
+            _private(config),
+            _boxed(checkpoint),
+            _without_identity(metadata),
+            _text_versions(checkpoint, new_versions),
+        )
 
 
 def seal_checkpointer(saver: Any, key: str | bytes | None = None) -> Any:
@@ -231,3 +286,135 @@ def seal_checkpointer(saver: Any, key: str | bytes | None = None) -> Any:
     elif isinstance(saver, AsyncPostgresSaver):
         saver.__class__ = type(f"Sealed{cls.__name__}", (SealedAsyncPostgresSaver, cls), {})
     return saver
+
+
+@dataclass(frozen=True)
+class ReencryptReport:
+    """What :func:`reencrypt_checkpoints` rewrote.
+
+    Attributes:
+        threads: threads looked at.
+        blobs: channel blobs encrypted.
+        writes: pending writes encrypted.
+        inline: inline ``str`` channel values moved to encrypted blobs.
+        metadata: checkpoints whose metadata lost the run's identity.
+    """
+
+    threads: int = 0
+    blobs: int = 0
+    writes: int = 0
+    inline: int = 0
+    metadata: int = 0
+
+
+_BLOB_KEY = "thread_id, checkpoint_ns, channel, version"
+_WRITE_KEY = "thread_id, checkpoint_ns, checkpoint_id, task_id, idx"
+
+
+def _connection(saver: Any) -> Any:
+    from langgraph.checkpoint.postgres import _internal
+
+    return _internal.get_connection(saver.conn)
+
+
+def reencrypt_checkpoints(saver: Any, *, thread_id: str | None = None) -> ReencryptReport:
+    """Encrypt the checkpoints written before the key: one thread, or every thread.
+
+    With the key of ``saver`` (a sealed ``PostgresSaver``, from ``open_checkpointer(store,
+    encryption_key=...)`` or ``$MEMORY_GRAPH_CHECKPOINT_KEY``): every plaintext blob and
+    pending write is encrypted in place, every inline ``str`` channel value moves to an
+    encrypted blob, and the run's identity leaves the checkpoint metadata. Each thread is one
+    transaction; running it again finds nothing left to do. Threads are read with the same
+    key afterwards, as before.
+
+    Args:
+        saver: the sealed sync saver.
+        thread_id: only this thread (default: every thread in the checkpoint tables).
+
+    Returns:
+        A :class:`ReencryptReport` with the counts.
+
+    Raises:
+        ConfigurationError: ``saver`` has no key (it was opened without one).
+        ValidationError: ``thread_id`` is not a non-blank string.
+    """
+    serde = getattr(saver, "serde", None)
+    if not isinstance(serde, _SealingSerde) or not isinstance(saver, PostgresSaver):
+        raise ConfigurationError(
+            "reencrypt needs a PostgresSaver opened with a key: open_checkpointer(store, "
+            f"encryption_key=...) or set {CHECKPOINT_KEY_ENV}"
+        )
+    if thread_id is not None and (
+        not isinstance(thread_id, str) or not thread_id.strip() or "\x00" in thread_id
+    ):
+        raise ValidationError("thread_id must be a non-blank string")
+    counts = {"threads": 0, "blobs": 0, "writes": 0, "inline": 0, "metadata": 0}
+    with _connection(saver) as conn:
+        if thread_id is not None:
+            threads = [thread_id]
+        else:
+            rows = conn.execute(
+                "SELECT thread_id FROM checkpoints UNION SELECT thread_id FROM checkpoint_blobs "
+                "UNION SELECT thread_id FROM checkpoint_writes ORDER BY 1"
+            ).fetchall()
+            threads = [r["thread_id"] for r in rows]
+        for tid in threads:
+            with conn.transaction():
+                _reencrypt_thread(conn, serde, tid, counts)
+            counts["threads"] += 1
+    return ReencryptReport(**counts)
+
+
+def _reencrypt_thread(conn: Any, serde: _SealingSerde, tid: str, counts: dict[str, int]) -> None:
+    cipher = serde.inner.cipher
+    for table, key, field in (
+        ("checkpoint_blobs", _BLOB_KEY, "blobs"),
+        ("checkpoint_writes", _WRITE_KEY, "writes"),
+    ):
+        cols = key.split(", ")
+        rows = conn.execute(
+            f"SELECT {key}, type, blob FROM {table} WHERE thread_id = %s AND blob IS NOT NULL "
+            "AND strpos(type, '+') = 0 FOR UPDATE",
+            (tid,),
+        ).fetchall()
+        for r in rows:
+            name, data = cipher.encrypt(bytes(r["blob"]))
+            where = " AND ".join(f"{c} = %s" for c in cols)
+            conn.execute(
+                f"UPDATE {table} SET type = %s, blob = %s WHERE {where}",
+                (f"{r['type']}+{name}", data, *(r[c] for c in cols)),
+            )
+            counts[field] += 1
+    rows = conn.execute(
+        "SELECT checkpoint_ns, checkpoint_id, checkpoint, metadata FROM checkpoints "
+        "WHERE thread_id = %s FOR UPDATE",
+        (tid,),
+    ).fetchall()
+    for r in rows:
+        checkpoint, metadata = r["checkpoint"], r["metadata"]
+        values = dict(checkpoint.get("channel_values") or {})
+        versions = checkpoint.get("channel_versions") or {}
+        moved = [k for k, v in values.items() if isinstance(v, str) and k in versions]
+        for k in moved:
+            typ, data = serde.dumps_typed(values.pop(k))
+            conn.execute(
+                "INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, "
+                "blob) VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
+                (tid, r["checkpoint_ns"], k, str(versions[k]), typ, data),
+            )
+        private = _without_identity(metadata)
+        if not moved and private is metadata:
+            continue
+        conn.execute(
+            "UPDATE checkpoints SET checkpoint = %s::jsonb, metadata = %s::jsonb "
+            "WHERE thread_id = %s AND checkpoint_ns = %s AND checkpoint_id = %s",
+            (
+                json.dumps({**checkpoint, "channel_values": values}),
+                json.dumps(private),
+                tid,
+                r["checkpoint_ns"],
+                r["checkpoint_id"],
+            ),
+        )
+        counts["inline"] += len(moved)
+        counts["metadata"] += private is not metadata

@@ -21,6 +21,7 @@ itself, shell output and images are never indexed.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import uuid
@@ -41,6 +42,7 @@ from memory_graph.evidence import (
     QUERY_CHARS,
     EvidenceEntry,
     FileIdentity,
+    arg_names,
     arg_summary,
     digest_args,
     digest_text,
@@ -48,7 +50,9 @@ from memory_graph.evidence import (
     page,
     render_manifest,
     result_text,
+    valid_entry,
 )
+from memory_graph.guard import check as guard_check
 from memory_graph.safetext import prompt_block, prompt_value
 
 from ._context import resolve_owner
@@ -115,6 +119,8 @@ class EvidencePolicy:
 def _file_identity(path: str, max_bytes: int) -> FileIdentity | None:
     try:
         real = os.path.realpath(path)
+        if not guard_check(real).allowed:  # a path the guard blocks is not stored
+            return None
         st = os.stat(real)
         digest = None
         if st.st_size <= max_bytes:
@@ -152,6 +158,10 @@ def index_tool_messages(
     step: int | None,
 ) -> list[EvidenceEntry]:
     """Evidence entries for the allow-listed, successful text results in ``results``.
+
+    Each entry's ``arg_summary`` shows the arguments (a value the guard blocks is
+    redacted); it lives in the thread's state. The store keeps only the argument names
+    (:func:`_for_store`).
 
     Args:
         history: the state's messages before the results (for the calls' arguments).
@@ -194,6 +204,26 @@ def index_tool_messages(
     return entries
 
 
+def _for_store(
+    history: Sequence[AnyMessage], entries: Sequence[EvidenceEntry]
+) -> list[EvidenceEntry]:
+    """``entries`` as the store keeps them: the argument names instead of the summary.
+
+    The summary (argument values) stays in the thread's state, which the checkpointer
+    encrypts when a key is set; the evidence table never holds a tool argument. An entry the
+    store would refuse (an id it cannot keep, a name the guard blocks) is left out.
+    """
+    args_by_call = _tool_args(history)
+    out = []
+    for e in entries:
+        row = dataclasses.replace(e, arg_summary=arg_names(args_by_call.get(e.call_id, {})))
+        try:
+            out.append(valid_entry(row))
+        except MemoryGraphError:
+            continue  # e.g. a model's call id with a line break: not indexed, never an error
+    return out
+
+
 def _thread(config: Mapping[str, Any] | None) -> str | None:
     value = (config or {}).get("configurable", {}).get("thread_id")
     return None if value is None else str(value)
@@ -221,18 +251,24 @@ def create_evidence_tool_node(
 
     def _entries(
         state: Mapping[str, Any], config: RunnableConfig, messages: list[AnyMessage]
-    ) -> tuple[str | None, list[EvidenceEntry]]:
+    ) -> tuple[str | None, list[EvidenceEntry], list[EvidenceEntry]]:
         thread = _thread(config)
         if thread is None or not messages:
-            return None, []
+            return None, [], []
         step = (config.get("metadata") or {}).get("langgraph_step")
-        return thread, index_tool_messages(
-            list(state.get("messages") or []),
+        history = list(state.get("messages") or [])
+        entries = index_tool_messages(
+            history,
             messages,
             policy,
             thread_id=thread,
             step=step if isinstance(step, int) else None,
         )
+        return thread, entries, _for_store([*history, *messages], entries)
+
+    def _state(entries: list[EvidenceEntry], stored: list[EvidenceEntry]) -> list[Any]:
+        kept = {e.ref for e in stored}  # the full summaries, for the entries the store kept
+        return [e.to_json() for e in entries if e.ref in kept]
 
     if is_async_store(store):
 
@@ -241,13 +277,13 @@ def create_evidence_tool_node(
         ) -> Any:
             owner = resolve_owner(runtime.context, config)
             update, messages = _with_ids(await inner.ainvoke(state, config))
-            thread, entries = _entries(state, config, messages)
+            thread, entries, rows = _entries(state, config, messages)
             if thread is None or not entries:
                 return update
             stored = await store.record_evidence(  # type: ignore[misc]
-                owner, thread, entries, max_per_thread=policy.max_per_thread
+                owner, thread, rows, max_per_thread=policy.max_per_thread
             )
-            return {**update, "tool_evidence": [e.to_json() for e in stored]}
+            return {**update, "tool_evidence": _state(entries, stored)}
 
         atools.__name__ = "tools"
         return atools
@@ -255,11 +291,11 @@ def create_evidence_tool_node(
     def tools_node(state: Mapping[str, Any], runtime: Runtime[Any], config: RunnableConfig) -> Any:
         owner = resolve_owner(runtime.context, config)
         update, messages = _with_ids(inner.invoke(state, config))
-        thread, entries = _entries(state, config, messages)
+        thread, entries, rows = _entries(state, config, messages)
         if thread is None or not entries:
             return update
-        stored = store.record_evidence(owner, thread, entries, max_per_thread=policy.max_per_thread)
-        return {**update, "tool_evidence": [e.to_json() for e in stored]}  # type: ignore[union-attr]
+        stored = store.record_evidence(owner, thread, rows, max_per_thread=policy.max_per_thread)
+        return {**update, "tool_evidence": _state(entries, stored)}  # type: ignore[arg-type]
 
     tools_node.__name__ = "tools"
     return tools_node

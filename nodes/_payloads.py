@@ -31,6 +31,7 @@ from ._core import (
     Limits,
     MemoryGraphError,
     ResumeError,
+    ValidationError,
     guard_check,
     guard_text,
     operation_args,
@@ -189,7 +190,21 @@ def build_review_request(proposals: Sequence[ProposalJSON]) -> ReviewRequest:
 
     Returns:
         The ``{"kind", "action_requests", "review_configs"}`` payload.
+
+    Raises:
+        ValidationError: ``proposals`` is not a list of proposals.
     """
+    if isinstance(proposals, (str, bytes, Mapping)) or not isinstance(proposals, Sequence):
+        raise ValidationError("proposals must be a list of proposals (ProposalJSON)")
+    for p in proposals:
+        if (
+            not isinstance(p, Mapping)
+            or not all(isinstance(p.get(k), str) for k in ("id", "operation", "diff"))
+            or not all(isinstance(p.get(k), Mapping) for k in ("args", "evidence"))
+        ):
+            raise ValidationError(
+                "a proposal must be a ProposalJSON (id, operation, diff, args, evidence, ...)"
+            )
     requests: list[ActionRequest] = []
     configs: dict[str, ReviewConfig] = {}
     for p in proposals:
@@ -261,6 +276,36 @@ def _diff_notes(diff: str) -> str:
     return _ESCAPED_OR_PAREN.sub(lambda m: m[0] if len(m[0]) == 2 else "\\" + m[0], fold(diff))
 
 
+def check_review_request(request: Any) -> ReviewRequest:
+    """Check the shape of a review request (the pending interrupt value) before reading it.
+
+    Raises:
+        ValidationError: not a memory review request: a mapping with ``kind``
+            ``memory_review``, ``action_requests`` (objects with a string ``proposal_id``,
+            ``name`` and ``operation`` and an object ``args``) and ``review_configs``
+            (objects with a string ``action_name`` and a list of ``allowed_decisions``).
+    """
+    problem = "a memory review request (the pending interrupt's value) is expected"
+    if not is_review_request(request):
+        raise ValidationError(f"{problem}: got {type(request).__name__}")
+    for r in request["action_requests"]:
+        if (
+            not isinstance(r, Mapping)
+            or not all(isinstance(r.get(k), str) for k in ("proposal_id", "name", "operation"))
+            or not isinstance(r.get("args"), Mapping)
+        ):
+            raise ValidationError(f"{problem}: an action request is malformed")
+    configs = request.get("review_configs")
+    if not isinstance(configs, list) or any(
+        not isinstance(c, Mapping)
+        or not isinstance(c.get("action_name"), str)
+        or not isinstance(c.get("allowed_decisions"), list)
+        for c in configs
+    ):
+        raise ValidationError(f"{problem}: review_configs is malformed")
+    return request  # type: ignore[no-any-return]
+
+
 def is_review_request(value: Any) -> bool:
     """Whether an interrupt value is a memory review request."""
     return (
@@ -297,7 +342,9 @@ def validate_decisions(
         ResumeError: the value is malformed, or its proposal ids are not exactly those of
             the request in order (a stale or foreign resume), or a decision type is not
             allowed for its operation, or a message or edit would be refused.
+        ValidationError: ``request`` is not a review request (:func:`check_review_request`).
     """
+    request = check_review_request(request)
     if not isinstance(response, ReviewResponseModel):
         check_resume_value(response)
         try:
@@ -438,6 +485,12 @@ def _check_decision(req: ActionRequest, dec: DecisionModel, limits: Limits) -> N
             raise ResumeError(
                 f"refused resume: the message for {pid} is {size} bytes, more than "
                 f"{MAX_RESUME_MESSAGE_BYTES}; the review is still pending"
+            )
+        said = guard_check(dec.message)  # the message is stored with the decision
+        if not said.allowed:
+            raise ResumeError(
+                f"refused resume: the message for {pid} is blocked by the sensitive-data "
+                f"guard (category: {said.category}); the review is still pending"
             )
     if dec.type != "edit" or dec.args is None:
         return

@@ -1,4 +1,4 @@
-"""``memory-graph forget``, ``sweep`` and ``stats``: the privacy commands (issue 12).
+"""``memory-graph forget``, ``sweep``, ``stats`` and ``reencrypt``: the privacy commands.
 
 Registered on the main app by :func:`register`, with the helpers of :mod:`memory_graph.cli`
 passed in (so this module never imports the CLI module, which may be ``__main__``).
@@ -81,7 +81,7 @@ def register(
     make_owner: Callable[[str | None, str | None, str | None], Owner],
     console: Console,
 ) -> None:
-    """Add the ``forget``, ``sweep`` and ``stats`` commands to ``app``."""
+    """Add the ``forget``, ``sweep``, ``stats`` and ``reencrypt`` commands to ``app``."""
 
     @app.command(cls=CleanCommand)
     def forget(
@@ -179,3 +179,29 @@ def register(
         for r in rows:
             table.add_row(str(r["period"]), r["target_kind"], r["action"], str(r["n"]))
         console.print(table if rows else "No audit entries in this period.")
+
+    @app.command(cls=CleanCommand)
+    def reencrypt(
+        ctx: typer.Context,
+        thread: Annotated[
+            str | None, typer.Option("--thread", help="Only this thread (default: all).")
+        ] = None,
+        as_json: JsonOpt = False,
+    ) -> None:
+        """Encrypt checkpoints written before the key ($MEMORY_GRAPH_CHECKPOINT_KEY)."""
+        from nodes import open_checkpointer, reencrypt_checkpoints
+        from nodes._encryption import checkpoint_key
+
+        from ..errors import ConfigurationError
+
+        if checkpoint_key() is None:
+            raise ConfigurationError(
+                "set MEMORY_GRAPH_CHECKPOINT_KEY to the key the checkpoints are encrypted with"
+            )
+        with open_store(ctx) as store, open_checkpointer(store) as saver:
+            report = reencrypt_checkpoints(saver, thread_id=thread)
+        if as_json:
+            console.out(json.dumps(asdict(report), sort_keys=True), highlight=False)
+            return
+        for name, n in asdict(report).items():
+            console.print(f"{name}: {n}")

@@ -113,7 +113,7 @@ def add_many_op(
     for pos, raw in enumerate(items):
         item = _validate_item(raw, limits)
         try:
-            guard_args("add", item.args)
+            guard_args("add", item.args, item.evidence)
         except ValidationError as exc:
             if not skip_refused:
                 raise ValidationError(f"item {pos}: {exc}") from None

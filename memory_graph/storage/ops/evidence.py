@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from ...errors import NotFoundError, ValidationError
-from ...evidence import EvidenceEntry, FileIdentity, valid_reference
+from ...evidence import EvidenceEntry, FileIdentity, valid_entry, valid_reference
 from ...identity import Owner
 from ...validate import bounded_int
 from ..driver import Op, Query
@@ -69,10 +69,10 @@ def record_evidence_op(
     """
     tid = thread_id(thread)
     bounded_int("max_per_thread", max_per_thread)
-    if not isinstance(entries, (list, tuple)) or not all(
-        isinstance(e, EvidenceEntry) for e in entries
-    ):
+    if not isinstance(entries, (list, tuple)):
         raise ValidationError("entries must be a list of EvidenceEntry")
+    for e in entries:
+        valid_entry(e)  # every field, and the guard over its stored texts, before any query
     if not (yield from owns_thread_op(owner, tid)):  # the run claimed it in its saver's space
         yield from claim_thread_op(owner, tid, claim=True, now=now)
     if not entries:

@@ -26,6 +26,7 @@ from ...errors import ConflictError, LimitExceededError, ValidationError
 from ...identity import Owner
 from ...time import ensure_aware, format_utc
 from ...types import Persona
+from ...validate import guarded
 from ..driver import Op, Query
 
 __all__ = [
@@ -61,6 +62,7 @@ def _check_text(field: str, value: object) -> str:
             f"{field} is {size} bytes, more than the limit of {MAX_PERSONA_BYTES} UTF-8 "
             "bytes: shorten it"
         )
+    guarded(field, value)  # persona texts are stored and put in every prompt
     return value
 
 

@@ -33,6 +33,7 @@ from .threads import DATABASE_SPACE
 
 __all__ = [
     "CHECKPOINT_TABLES",
+    "MAX_RETENTION",
     "PERIODS",
     "ForgetReport",
     "SweepReport",
@@ -99,12 +100,20 @@ class SweepReport:
     """Transactions run."""
 
 
+MAX_RETENTION = timedelta(days=36_600)
+"""The longest retention period (about 100 years); ``None`` keeps content forever."""
+
+
 def retention(name: str, value: object, *, optional: bool = False) -> timedelta | None:
-    """Validate a retention period: a non-negative ``timedelta`` (or ``None`` if optional)."""
+    """Validate a retention period: a ``timedelta`` in ``0..MAX_RETENTION`` (or ``None`` if
+    optional)."""
     if value is None and optional:
         return None
-    if not isinstance(value, timedelta) or value < timedelta(0):
-        raise ValidationError(f"{name} must be a non-negative datetime.timedelta")
+    if not isinstance(value, timedelta) or not timedelta(0) <= value <= MAX_RETENTION:
+        raise ValidationError(
+            f"{name} must be a datetime.timedelta from 0 to 36600 days"
+            + (" (None keeps everything)" if optional else "")
+        )
     return value
 
 

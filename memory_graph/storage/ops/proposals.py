@@ -219,6 +219,7 @@ def decide_op(
     if message is not None:
         message = v.text("message", message, max_bytes=4096, min_bytes=0)
     actor = v.text("actor", actor, max_bytes=256)
+    v.guarded("decision message and actor", message, actor)  # both are stored
     if dec == "edit" and args is None:
         raise ValidationError("an edit decision needs args: pass the edited args")
     pid = _id("proposal", pid)

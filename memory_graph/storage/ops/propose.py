@@ -48,16 +48,7 @@ def guard_args(
     Raises:
         ValidationError: the guard blocked one of them (nothing is stored).
     """
-    from ...guard import check
-
-    parts = [v.guard_text(operation, args), *v.evidence_text(ev or {})]
-    verdict = check("\n".join(p for p in parts if p))
-    if not verdict.allowed:
-        raise ValidationError(
-            f"blocked by the sensitive-data guard (category: {verdict.category}): "
-            "this content is not stored; remove the sensitive part"
-        )
-    return verdict.to_json()
+    return v.guarded("", v.guard_text(operation, args), *v.evidence_text(ev or {}))
 
 
 def untrusted_args(norm: dict[str, Any], now: datetime, limits: Limits) -> dict[str, Any]:
@@ -262,6 +253,8 @@ def propose_row(
     ttl = min(ttl, limits.max_proposal_ttl)
     if idempotency_key is not None:
         idempotency_key = v.text("idempotency_key", idempotency_key, max_bytes=256)
+        if not fresh:  # a caller's key is stored text; a trusted write's is a random hex id
+            v.guarded("idempotency_key", idempotency_key)
     now = clock()
     if not lock_target:
         norm = untrusted_args(norm, now, limits)

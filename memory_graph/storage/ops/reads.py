@@ -7,7 +7,6 @@ Every query is restricted to the owner's visible identities with :func:`~.rows.v
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
@@ -16,7 +15,8 @@ from ...errors import NotFoundError, ValidationError
 from ...identity import IDENTITY_LEVELS, Owner
 from ...time import Clock
 from ...types import Preference, Profile, Record
-from ...validate import KINDS, aware, members, short
+from ...validate import KINDS, aware, members, short, text
+from ...validate import record_id as record_id_
 from ..driver import Op, Query
 from .recall_cache import RecallCache, held_pool_op
 from .rows import RECORD_COLS, preference_from_row, profile_from_row, record_from_row, visible
@@ -90,14 +90,7 @@ def get_record_op(owner: Owner, record_id: str) -> Op[Record]:
         ValidationError: ``record_id`` is neither a string nor a UUID.
         NotFoundError: no such record among the owner's identities.
     """
-    if isinstance(record_id, uuid.UUID):
-        record_id = str(record_id)
-    if not isinstance(record_id, str):  # str() of a value nested 2000 deep would recurse
-        raise ValidationError(f"record id must be a string, got {type(record_id).__name__}")
-    try:
-        uuid.UUID(record_id)
-    except ValueError:
-        raise NotFoundError(f"record {short(record_id)} not found for this owner") from None
+    record_id = record_id_(record_id)  # canonical form: no spelling reaches SQL raw
     cond, params = visible(owner)
     row = yield Query(
         f"SELECT {RECORD_COLS} FROM mg_records WHERE {cond} AND id = %s",
@@ -146,6 +139,7 @@ def list_records_op(
     if key is not None:
         if not isinstance(key, str):
             raise ValidationError("key must be a string")
+        text("key", key, max_bytes=1024, min_bytes=0)  # no NUL or lone surrogate reaches SQL
         sql += " AND key = %s"
         args.append(key)
     if not include_inactive:

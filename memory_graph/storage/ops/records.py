@@ -24,6 +24,7 @@ from ...identity import Owner
 from ...recall.tokenize import index_tokens
 from ...types import Limits, Record
 from ...validate import event_id, expiry, short
+from ...validate import record_id as valid_record_id
 from ..driver import Op, Query
 from .commit import (
     AUDIT_INSERT,
@@ -69,8 +70,8 @@ def locked_record(owner: Owner, record_id: str) -> Op[Record]:
     """A record visible to the owner, locked ``FOR UPDATE`` (NotFoundError otherwise)."""
     cond, params = visible(owner)
     try:
-        uuid.UUID(record_id)
-    except (ValueError, TypeError, AttributeError):
+        record_id = valid_record_id(record_id)
+    except ValidationError:
         raise NotFoundError(f"record {short(record_id)} not found for this owner") from None
     row = yield Query(
         f"SELECT {RECORD_COLS} FROM mg_records WHERE {cond} AND id = %s FOR UPDATE",

@@ -13,6 +13,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from ...identity import Owner
+from ...validate import owner as check_owner
 from ..ops import privacy as PV
 from ..ops.threads import user_threads_op
 from .base_sync import StoreShell
@@ -139,6 +140,7 @@ class PrivacyMethods(StoreShell):
             ValidationError: a category name is not lowercase ASCII (at most 64 characters),
                 a count is not an integer in 0..1000000, or ``thread_id`` is malformed.
         """
+        check_owner(owner)
         return self._run(
             PV.note_blocked_op(owner, categories, thread_id=thread_id, now=self._clock())
         )
@@ -157,4 +159,5 @@ class PrivacyMethods(StoreShell):
             ValidationError: ``by`` is not ``day``, ``week`` or ``month``, or ``since`` is
                 not a timezone-aware datetime.
         """
+        check_owner(owner)
         return self._run(PV.audit_summary_op(owner, since=since, by=by), autocommit=True)

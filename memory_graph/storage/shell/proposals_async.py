@@ -12,6 +12,7 @@ from typing import Any
 
 from ...identity import IdentityLevel, Owner
 from ...types import CommitResult, DecisionKind, Grant, Operation, Proposal
+from ...validate import owner as check_owner
 from ..ops import grants as G
 from ..ops import proposals as P
 from ..ops import views as V
@@ -47,6 +48,7 @@ class AsyncProposalMethods(AsyncStoreShell):
         clamped (``Limits.max_lifetime``, ``Limits.max_proposal_ttl``) and a given
         ``confidence`` is dropped: the store sets it.
         """
+        check_owner(owner)
         return await self._run(
             P.propose_op(
                 owner,
@@ -66,14 +68,17 @@ class AsyncProposalMethods(AsyncStoreShell):
 
     async def get_proposal(self, owner: Owner, proposal_id: str) -> Proposal:
         """One proposal of ``owner``. Raises NotFoundError otherwise."""
+        check_owner(owner)
         return await self._read(P.get_proposal_op(owner, proposal_id))
 
     async def list_pending(self, owner: Owner, *, thread_id: str | None = None) -> list[Proposal]:
         """The inbox: pending, unexpired proposals, oldest first."""
+        check_owner(owner)
         return await self._read(P.list_pending_op(owner, thread_id=thread_id, clock=self._clock))
 
     async def list_expired(self, owner: Owner, *, thread_id: str | None = None) -> list[Proposal]:
         """Proposals that expired undecided recently (``Limits.expired_window``), newest first."""
+        check_owner(owner)
         return await self._read(
             list_expired_op(owner, thread_id=thread_id, clock=self._clock, limits=self._limits)
         )
@@ -89,6 +94,7 @@ class AsyncProposalMethods(AsyncStoreShell):
         actor: str = "human",
     ) -> CommitResult:
         """Approve, edit or reject a proposal; the final status is returned as data."""
+        check_owner(owner)
         return await self._run(
             P.decide_op(
                 owner,
@@ -115,6 +121,7 @@ class AsyncProposalMethods(AsyncStoreShell):
         max_bytes: int,
     ) -> Grant:
         """Create a bounded auto-approval grant for exactly ``owner``."""
+        check_owner(owner)
         return await self._run(
             G.create_grant_op(
                 owner,
@@ -129,12 +136,14 @@ class AsyncProposalMethods(AsyncStoreShell):
 
     async def get_grant(self, owner: Owner, grant_id: str) -> Grant:
         """A grant of exactly ``owner``, with its stored usage."""
+        check_owner(owner)
         return await self._read(G.get_grant_op(owner, grant_id))
 
     async def decide_with_grant(
         self, owner: Owner, proposal_id: str, grant_id: str
     ) -> CommitResult | None:
         """Approve under a grant if it allows; otherwise ``None`` (the proposal stays pending)."""
+        check_owner(owner)
         return await self._run(
             G.decide_with_grant_op(
                 owner, proposal_id, grant_id, clock=self._clock, limits=self._limits
@@ -145,6 +154,7 @@ class AsyncProposalMethods(AsyncStoreShell):
         self, owner: Owner, document: Any, *, thread_id: str | None = None
     ) -> list[Proposal]:
         """Validate a whole export document, then create one proposal per entry."""
+        check_owner(owner)
         return await self._run(
             V.import_document_op(
                 owner, document, thread_id=thread_id, clock=self._clock, limits=self._limits

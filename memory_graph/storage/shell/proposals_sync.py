@@ -13,6 +13,7 @@ from typing import Any
 
 from ...identity import IdentityLevel, Owner
 from ...types import CommitResult, DecisionKind, Grant, Operation, Proposal
+from ...validate import owner as check_owner
 from ..ops import grants as G
 from ..ops import proposals as P
 from ..ops import views as V
@@ -48,6 +49,7 @@ class ProposalMethods(StoreShell):
         clamped (``Limits.max_lifetime``, ``Limits.max_proposal_ttl``) and a given
         ``confidence`` is dropped: the store sets it.
         """
+        check_owner(owner)
         return self._run(
             P.propose_op(
                 owner,
@@ -67,14 +69,17 @@ class ProposalMethods(StoreShell):
 
     def get_proposal(self, owner: Owner, proposal_id: str) -> Proposal:
         """One proposal of ``owner``. Raises NotFoundError otherwise."""
+        check_owner(owner)
         return self._read(P.get_proposal_op(owner, proposal_id))
 
     def list_pending(self, owner: Owner, *, thread_id: str | None = None) -> list[Proposal]:
         """The inbox: pending, unexpired proposals, oldest first."""
+        check_owner(owner)
         return self._read(P.list_pending_op(owner, thread_id=thread_id, clock=self._clock))
 
     def list_expired(self, owner: Owner, *, thread_id: str | None = None) -> list[Proposal]:
         """Proposals that expired undecided recently (``Limits.expired_window``), newest first."""
+        check_owner(owner)
         return self._read(
             list_expired_op(owner, thread_id=thread_id, clock=self._clock, limits=self._limits)
         )
@@ -90,6 +95,7 @@ class ProposalMethods(StoreShell):
         actor: str = "human",
     ) -> CommitResult:
         """Approve, edit or reject a proposal; the final status is returned as data."""
+        check_owner(owner)
         return self._run(
             P.decide_op(
                 owner,
@@ -116,6 +122,7 @@ class ProposalMethods(StoreShell):
         max_bytes: int,
     ) -> Grant:
         """Create a bounded auto-approval grant for exactly ``owner``."""
+        check_owner(owner)
         return self._run(
             G.create_grant_op(
                 owner,
@@ -130,12 +137,14 @@ class ProposalMethods(StoreShell):
 
     def get_grant(self, owner: Owner, grant_id: str) -> Grant:
         """A grant of exactly ``owner``, with its stored usage."""
+        check_owner(owner)
         return self._read(G.get_grant_op(owner, grant_id))
 
     def decide_with_grant(
         self, owner: Owner, proposal_id: str, grant_id: str
     ) -> CommitResult | None:
         """Approve under a grant if it allows; otherwise ``None`` (the proposal stays pending)."""
+        check_owner(owner)
         return self._run(
             G.decide_with_grant_op(
                 owner, proposal_id, grant_id, clock=self._clock, limits=self._limits
@@ -146,6 +155,7 @@ class ProposalMethods(StoreShell):
         self, owner: Owner, document: Any, *, thread_id: str | None = None
     ) -> list[Proposal]:
         """Validate a whole export document, then create one proposal per entry."""
+        check_owner(owner)
         return self._run(
             V.import_document_op(
                 owner, document, thread_id=thread_id, clock=self._clock, limits=self._limits

@@ -15,6 +15,7 @@ from typing import Any
 
 from ...identity import Owner
 from ...types import Kind, SearchHit, Sensitivity, Trust
+from ...validate import owner as check_owner
 from ..ops import proposals as P
 from ..ops import search as S
 from ..ops import views as V
@@ -53,12 +54,14 @@ class RecallMethods(StoreShell):
         reciprocal rank (scores are then fused scores); if the query embedding fails, the
         lexical results are returned and a warning is logged.
         """
+        check_owner(owner)
         return self._search(owner, query, limit, kinds, trusts, sensitivities, as_of)
 
     def search_confirmed(
         self, owner: Owner, query: str, *, limit: int | None = None, as_of: datetime | None = None
     ) -> list[SearchHit]:
         """Search narrowed server-side to user-confirmed, non-sensitive records."""
+        check_owner(owner)
         return self._search(owner, query, limit, None, ["user-confirmed"], ["private"], as_of)
 
     def _search(
@@ -148,6 +151,7 @@ class RecallMethods(StoreShell):
         Raises:
             ConfigurationError: no embeddings configured, or not enabled in the database.
         """
+        check_owner(owner)
         model = self._index_plan(batch_size)
         self._require_vectors(self._run(embeddings_ready_op()))
         pending = self._run(pending_embeddings_op(owner, self._model, now=self._clock()))
@@ -176,6 +180,7 @@ class RecallMethods(StoreShell):
         hits of the plan's first text follow the lexical ones (a failed query embedding
         degrades to lexical, with a warning).
         """
+        check_owner(owner)
         vector = self._dense_vector(self._snapshot_text(task_step, latest_input, goal))
         frame: dict[str, Any] = {
             "task_step": task_step,

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 
 from ...evidence import EvidenceEntry
 from ...identity import Owner
+from ...validate import owner as check_owner
 from ..ops import evidence as EV
 from ..ops import threads as TH
 from .base_async import AsyncStoreShell
@@ -37,6 +38,7 @@ class AsyncThreadMethods(AsyncStoreShell):
             ThreadOwnerError: another principal (user, workspace or agent) started the thread.
             ValidationError: ``thread_id`` is not a non-blank string of at most 512 bytes.
         """
+        check_owner(owner)
         before = await self._read(
             TH.claim_thread_op(owner, thread_id, claim=False, now=self._clock(), space=space)
         )
@@ -54,6 +56,7 @@ class AsyncThreadMethods(AsyncStoreShell):
         Raises:
             ThreadOwnerError: another principal started the thread.
         """
+        check_owner(owner)
         return await self._read(
             TH.claim_thread_op(owner, thread_id, claim=False, now=self._clock(), space=space)
         )
@@ -86,6 +89,7 @@ class AsyncThreadMethods(AsyncStoreShell):
         every read sees); threads of another workspace or agent of the same user are not
         listed.
         """
+        check_owner(owner)
         return await self._read(TH.list_threads_op(owner))
 
     # --- tool evidence ---------------------------------------------------------------------
@@ -106,6 +110,7 @@ class AsyncThreadMethods(AsyncStoreShell):
         Raises:
             ThreadOwnerError: another principal started the thread.
         """
+        check_owner(owner)
         return await self._run(
             EV.record_evidence_op(
                 owner, thread_id, entries, max_per_thread=max_per_thread, now=self._clock()
@@ -119,8 +124,10 @@ class AsyncThreadMethods(AsyncStoreShell):
             NotFoundError: no such entry for this principal and thread.
             ValidationError: a malformed reference or thread id.
         """
+        check_owner(owner)
         return await self._read(EV.get_evidence_op(owner, thread_id, ref))
 
     async def list_evidence(self, owner: Owner, thread_id: str) -> list[EvidenceEntry]:
         """The evidence entries of ``thread_id`` for ``owner``, oldest first."""
+        check_owner(owner)
         return await self._read(EV.list_evidence_op(owner, thread_id))

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 from ...evidence import EvidenceEntry
 from ...identity import Owner
+from ...validate import owner as check_owner
 from ..ops import evidence as EV
 from ..ops import threads as TH
 from .base_sync import StoreShell
@@ -38,6 +39,7 @@ class ThreadMethods(StoreShell):
             ThreadOwnerError: another principal (user, workspace or agent) started the thread.
             ValidationError: ``thread_id`` is not a non-blank string of at most 512 bytes.
         """
+        check_owner(owner)
         before = self._read(
             TH.claim_thread_op(owner, thread_id, claim=False, now=self._clock(), space=space)
         )
@@ -55,6 +57,7 @@ class ThreadMethods(StoreShell):
         Raises:
             ThreadOwnerError: another principal started the thread.
         """
+        check_owner(owner)
         return self._read(
             TH.claim_thread_op(owner, thread_id, claim=False, now=self._clock(), space=space)
         )
@@ -87,6 +90,7 @@ class ThreadMethods(StoreShell):
         every read sees); threads of another workspace or agent of the same user are not
         listed.
         """
+        check_owner(owner)
         return self._read(TH.list_threads_op(owner))
 
     # --- tool evidence ---------------------------------------------------------------------
@@ -107,6 +111,7 @@ class ThreadMethods(StoreShell):
         Raises:
             ThreadOwnerError: another principal started the thread.
         """
+        check_owner(owner)
         return self._run(
             EV.record_evidence_op(
                 owner, thread_id, entries, max_per_thread=max_per_thread, now=self._clock()
@@ -120,8 +125,10 @@ class ThreadMethods(StoreShell):
             NotFoundError: no such entry for this principal and thread.
             ValidationError: a malformed reference or thread id.
         """
+        check_owner(owner)
         return self._read(EV.get_evidence_op(owner, thread_id, ref))
 
     def list_evidence(self, owner: Owner, thread_id: str) -> list[EvidenceEntry]:
         """The evidence entries of ``thread_id`` for ``owner``, oldest first."""
+        check_owner(owner)
         return self._read(EV.list_evidence_op(owner, thread_id))

@@ -21,6 +21,7 @@ from ...types import (
     Sensitivity,
     Trust,
 )
+from ...validate import owner as check_owner
 from ..ops import writes as W
 from ..ops.bulk import add_many_op
 from ..ops.persona import complete_onboarding_op, ensure_bootstrap_op, set_persona_op
@@ -46,6 +47,7 @@ class AsyncWriteMethods(AsyncStoreShell):
         updated_at: datetime | None = None,
     ) -> PreferenceResult:
         """Set a preference with seed semantics. Raises StaleWriteError on an older write."""
+        check_owner(owner)
         return await self._run(
             W.set_preference(
                 owner,
@@ -70,6 +72,7 @@ class AsyncWriteMethods(AsyncStoreShell):
         updated_at: datetime | None = None,
     ) -> PreferenceResult:
         """Delete a preference: DELETED with the previous value, or UNCHANGED (revision 0)."""
+        check_owner(owner)
         return await self._run(
             W.delete_preference(owner, key, level=level, updated_at=updated_at, store=self)
         )
@@ -78,6 +81,7 @@ class AsyncWriteMethods(AsyncStoreShell):
         self, owner: Owner, patch: Mapping[str, str | None], *, updated_at: datetime | None = None
     ) -> ProfileResult:
         """Patch named profile fields (``None`` deletes). Raises UnknownFieldError."""
+        check_owner(owner)
         return await self._run(W.patch_profile(owner, patch, updated_at=updated_at, store=self))
 
     async def add(
@@ -96,6 +100,7 @@ class AsyncWriteMethods(AsyncStoreShell):
         expires_at: datetime | None = None,
     ) -> CommitResult:
         """Add a record (a duplicate raises confidence instead: write_status UNCHANGED)."""
+        check_owner(owner)
         return await self._run(
             W.add(
                 owner,
@@ -142,6 +147,7 @@ class AsyncWriteMethods(AsyncStoreShell):
             LimitExceededError: more items than ``Limits.max_records_per_identity``, or the
                 identity's capacity would be exceeded; nothing is written.
         """
+        check_owner(owner)
         return await self._run(
             add_many_op(
                 owner,
@@ -164,6 +170,7 @@ class AsyncWriteMethods(AsyncStoreShell):
         expires_at: datetime | None = None,
     ) -> CommitResult:
         """Compare-and-set replace; ``conflicted`` when the record moved past base_version."""
+        check_owner(owner)
         return await self._run(
             W.replace(
                 owner,
@@ -178,6 +185,7 @@ class AsyncWriteMethods(AsyncStoreShell):
 
     async def remove(self, owner: Owner, record_id: str, *, base_version: int) -> CommitResult:
         """Compare-and-set removal (a status change); ``conflicted`` on a stale base."""
+        check_owner(owner)
         return await self._run(W.remove(owner, record_id, base_version=base_version, store=self))
 
     async def reinforce(
@@ -187,6 +195,7 @@ class AsyncWriteMethods(AsyncStoreShell):
 
         With ``source_event_id`` the same mention raises it once, however often it is retried.
         """
+        check_owner(owner)
         return await self._run(
             reinforce_op(
                 owner,
@@ -205,6 +214,7 @@ class AsyncWriteMethods(AsyncStoreShell):
         assistant_identity: str | None = None,
     ) -> Persona:
         """Set the assistant's values and/or identity (``None`` leaves a field unchanged)."""
+        check_owner(owner)
         return await self._run(
             set_persona_op(
                 owner,
@@ -216,8 +226,10 @@ class AsyncWriteMethods(AsyncStoreShell):
 
     async def ensure_bootstrap(self, owner: Owner, text: str) -> bool:
         """Store the one-time onboarding instruction unless one exists. True if stored."""
+        check_owner(owner)
         return await self._run(ensure_bootstrap_op(owner, text, now=self._clock()))
 
     async def complete_onboarding(self, owner: Owner) -> Persona:
         """Mark onboarding complete and remove the bootstrap (needs profile and persona)."""
+        check_owner(owner)
         return await self._run(complete_onboarding_op(owner, now=self._clock()))

@@ -22,6 +22,7 @@ from ...types import (
     Sensitivity,
     Trust,
 )
+from ...validate import owner as check_owner
 from ..ops import writes as W
 from ..ops.bulk import add_many_op
 from ..ops.persona import complete_onboarding_op, ensure_bootstrap_op, set_persona_op
@@ -47,6 +48,7 @@ class WriteMethods(StoreShell):
         updated_at: datetime | None = None,
     ) -> PreferenceResult:
         """Set a preference with seed semantics. Raises StaleWriteError on an older write."""
+        check_owner(owner)
         return self._run(
             W.set_preference(
                 owner,
@@ -71,6 +73,7 @@ class WriteMethods(StoreShell):
         updated_at: datetime | None = None,
     ) -> PreferenceResult:
         """Delete a preference: DELETED with the previous value, or UNCHANGED (revision 0)."""
+        check_owner(owner)
         return self._run(
             W.delete_preference(owner, key, level=level, updated_at=updated_at, store=self)
         )
@@ -79,6 +82,7 @@ class WriteMethods(StoreShell):
         self, owner: Owner, patch: Mapping[str, str | None], *, updated_at: datetime | None = None
     ) -> ProfileResult:
         """Patch named profile fields (``None`` deletes). Raises UnknownFieldError."""
+        check_owner(owner)
         return self._run(W.patch_profile(owner, patch, updated_at=updated_at, store=self))
 
     def add(
@@ -97,6 +101,7 @@ class WriteMethods(StoreShell):
         expires_at: datetime | None = None,
     ) -> CommitResult:
         """Add a record (a duplicate raises confidence instead: write_status UNCHANGED)."""
+        check_owner(owner)
         return self._run(
             W.add(
                 owner,
@@ -143,6 +148,7 @@ class WriteMethods(StoreShell):
             LimitExceededError: more items than ``Limits.max_records_per_identity``, or the
                 identity's capacity would be exceeded; nothing is written.
         """
+        check_owner(owner)
         return self._run(
             add_many_op(
                 owner,
@@ -165,6 +171,7 @@ class WriteMethods(StoreShell):
         expires_at: datetime | None = None,
     ) -> CommitResult:
         """Compare-and-set replace; ``conflicted`` when the record moved past base_version."""
+        check_owner(owner)
         return self._run(
             W.replace(
                 owner,
@@ -179,6 +186,7 @@ class WriteMethods(StoreShell):
 
     def remove(self, owner: Owner, record_id: str, *, base_version: int) -> CommitResult:
         """Compare-and-set removal (a status change); ``conflicted`` on a stale base."""
+        check_owner(owner)
         return self._run(W.remove(owner, record_id, base_version=base_version, store=self))
 
     def reinforce(
@@ -188,6 +196,7 @@ class WriteMethods(StoreShell):
 
         With ``source_event_id`` the same mention raises it once, however often it is retried.
         """
+        check_owner(owner)
         return self._run(
             reinforce_op(
                 owner,
@@ -206,6 +215,7 @@ class WriteMethods(StoreShell):
         assistant_identity: str | None = None,
     ) -> Persona:
         """Set the assistant's values and/or identity (``None`` leaves a field unchanged)."""
+        check_owner(owner)
         return self._run(
             set_persona_op(
                 owner,
@@ -217,8 +227,10 @@ class WriteMethods(StoreShell):
 
     def ensure_bootstrap(self, owner: Owner, text: str) -> bool:
         """Store the one-time onboarding instruction unless one exists. True if stored."""
+        check_owner(owner)
         return self._run(ensure_bootstrap_op(owner, text, now=self._clock()))
 
     def complete_onboarding(self, owner: Owner) -> Persona:
         """Mark onboarding complete and remove the bootstrap (needs profile and persona)."""
+        check_owner(owner)
         return self._run(complete_onboarding_op(owner, now=self._clock()))
