@@ -17,7 +17,10 @@ except ModuleNotFoundError:  # Python 3.10
 
 
 def constraints(pyproject: Path) -> list[str]:
-    deps = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]["dependencies"]
+    project = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]
+    extras = project.get("optional-dependencies", {})
+    # The runtime dependencies and every extra a user installs (dev is the test tooling).
+    deps = [*project["dependencies"], *(d for k, v in extras.items() if k != "dev" for d in v)]
     out = []
     for dep in deps:
         match = re.match(r"^([A-Za-z0-9_.-]+)(\[[^\]]*\])?\s*(.*)$", dep)

@@ -124,7 +124,13 @@ class _Cipher(CipherProtocol):
 
     def _eax_cipher(self) -> CipherProtocol:
         if self._eax is None:
-            self._eax = EncryptedSerializer.from_pycryptodome_aes(key=self._key).cipher
+            try:
+                self._eax = EncryptedSerializer.from_pycryptodome_aes(key=self._key).cipher
+            except ImportError as exc:  # pycryptodome is the optional aes-eax extra
+                raise ConfigurationError(
+                    "LangGraph's AES-EAX checkpoint format needs pycryptodome: "
+                    "pip install 'langgraph-memory-graph[aes-eax]'"
+                ) from exc
         return self._eax
 
     def encrypt(self, plaintext: bytes) -> tuple[str, bytes]:

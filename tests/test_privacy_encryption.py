@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import sys
 from typing import Any
 
 import pytest
@@ -129,6 +130,28 @@ def test_key_forms() -> None:
     assert checkpoint_key(raw.hex()) == raw
     assert checkpoint_key(raw[:16]) == raw[:16]
     assert checkpoint_key("  ") is None
+
+
+def test_the_aes_eax_format_without_pycryptodome_names_the_extra(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from langgraph.checkpoint.serde.encrypted import EncryptedSerializer
+
+    from nodes._encryption import checkpoint_serde
+
+    raw = bytes(range(32))
+    old = EncryptedSerializer.from_pycryptodome_aes(key=raw).dumps_typed("Kazoolia")
+    monkeypatch.setitem(sys.modules, "Crypto", None)  # pycryptodome not installed
+    monkeypatch.setitem(sys.modules, "Crypto.Cipher", None)
+    ours = checkpoint_serde(raw)
+    assert ours is not None
+    assert ours.loads_typed(ours.dumps_typed("Kazoolia")) == "Kazoolia"  # AES-GCM needs nothing
+    with pytest.raises(ConfigurationError, match=r"\[aes-eax\]"):
+        ours.loads_typed(old)
+    eax = checkpoint_serde(raw, cipher="aes-eax")
+    assert eax is not None
+    with pytest.raises(ConfigurationError, match="pycryptodome"):
+        eax.dumps_typed("Kazoolia")
 
 
 def test_langgraph_pycryptodome_format_is_read_and_can_be_written() -> None:
