@@ -71,9 +71,9 @@ def plan_queries(
 RECENT_TURNS = 6
 """How many conversation turns (human and AI, the latest human turn included) the latest
 input draws on: about three exchanges."""
-_TURN_SHARE = (1.0, 0.5, 0.35, 0.25, 0.2, 0.15)
-"""The share of the text budget each turn gets, latest human turn first, then back in
-time: the nearer a turn, the more of it counts."""
+_TURN_SHARE = (0.2, 0.12, 0.08, 0.05, 0.05)
+"""The share of the text budget each earlier turn gets, newest first (the nearer a turn, the
+more of it counts); the latest human turn gets what they leave, at least half."""
 _AI_SHARE = 0.5
 """An AI turn counts half of a human one of the same distance (its words are the agent's,
 and a long answer would swamp the query)."""
@@ -89,8 +89,9 @@ def recent_text(
     """The latest input of a recall step drawn from the recent conversation.
 
     The latest human turn comes first, then the turns before it (at most ``max_turns`` in
-    all, human and AI, newest first), each cut to its share of ``max_chars``
-    (:data:`_TURN_SHARE`; AI turns half of it), one per line. Turns after the latest human
+    all, human and AI, newest first), each earlier one cut to its share of ``max_chars``
+    (:data:`_TURN_SHARE`, whitespace folded; AI turns half of it) and the latest one to what
+    they leave, one per line, so the text stays within ``max_chars``. Turns after the latest human
     turn (the agent's tool round) and turns of other roles are left out; blank turns are
     skipped.
 
@@ -114,28 +115,24 @@ def recent_text(
     """
     if isinstance(max_turns, bool) or not isinstance(max_turns, int) or max_turns < 1:
         raise ValueError("max_turns must be a positive integer")
-    kept = [(r, t) for r, t in turns if r in _CONVERSATION_ROLES and isinstance(t, str)]
+    kept = [
+        (r, t) for r, t in turns if r in _CONVERSATION_ROLES and isinstance(t, str) and t.strip()
+    ]
     last = next((i for i in range(len(kept) - 1, -1, -1) if kept[i][0] == "human"), None)
     if last is None:
         return None
-    out: list[str] = []
-    used = 0
-    back = 0
-    for role, text in reversed(kept[: last + 1]):
-        if back >= max_turns:
+    earlier: list[str] = []
+    for back, (role, text) in enumerate(reversed(kept[:last])):
+        if back + 1 >= max_turns:
             break
         share = _TURN_SHARE[min(back, len(_TURN_SHARE) - 1)]
-        back += 1
         room = int(max_chars * share * (1.0 if role == "human" else _AI_SHARE))
         cut = " ".join(text.split())[:room]
-        if not cut:
-            continue
-        cut = cut[: max(0, max_chars - used - (1 if out else 0))]
-        if not cut:
-            break
-        out.append(cut)
-        used += len(cut) + (1 if len(out) > 1 else 0)
-    return "\n".join(out) if out else None
+        if cut:
+            earlier.append(cut)
+    used = sum(len(t) + 1 for t in earlier)
+    out = [kept[last][1].strip()[: max(1, max_chars - used)], *earlier]
+    return "\n".join(out)[:max_chars]
 
 
 def merge_hits(groups: Iterable[Sequence[SearchHit]]) -> list[SearchHit]:
