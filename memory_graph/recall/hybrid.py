@@ -20,8 +20,13 @@ RRF_K = 60
 """The usual reciprocal-rank constant (Cormack et al., 2009)."""
 
 
-def rrf(rankings: Sequence[Sequence[str]], *, k: int = RRF_K) -> list[tuple[str, float]]:
-    """Fuse rankings by reciprocal rank: ``score(d) = sum over rankings of 1 / (k + rank)``.
+def rrf(
+    rankings: Sequence[Sequence[str]],
+    *,
+    k: int = RRF_K,
+    weights: Sequence[float] | None = None,
+) -> list[tuple[str, float]]:
+    """Fuse rankings by reciprocal rank: ``score(d) = sum over rankings of w / (k + rank)``.
 
     ``rank`` starts at 1; an id repeated within one ranking counts at its first position. Ties
     break by position in the first ranking (absent ranks last), then in the next ones, then
@@ -30,12 +35,13 @@ def rrf(rankings: Sequence[Sequence[str]], *, k: int = RRF_K) -> list[tuple[str,
     Args:
         rankings: Id lists, best first; the first one is the lexical ranking.
         k: The smoothing constant (positive).
+        weights: One weight per ranking (non-negative, finite); all 1 when ``None``.
 
     Returns:
         ``(id, score)`` pairs, best first.
 
     Raises:
-        ValueError: ``k`` is not a positive integer.
+        ValueError: ``k`` is not a positive integer, or the weights do not fit.
 
     Examples:
         >>> rrf([["a", "b"], ["b", "c"]], k=1)
@@ -45,6 +51,9 @@ def rrf(rankings: Sequence[Sequence[str]], *, k: int = RRF_K) -> list[tuple[str,
     """
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise ValueError("k must be a positive integer")
+    ws = [1.0] * len(rankings) if weights is None else [float(w) for w in weights]
+    if len(ws) != len(rankings) or not all(math.isfinite(w) and w >= 0 for w in ws):
+        raise ValueError("weights must be one finite, non-negative number per ranking")
     scores: dict[str, float] = {}
     positions: dict[str, list[float]] = {}
     for which, ranking in enumerate(rankings):
@@ -53,7 +62,7 @@ def rrf(rankings: Sequence[Sequence[str]], *, k: int = RRF_K) -> list[tuple[str,
             if item in seen:
                 continue
             seen.add(item)
-            scores[item] = scores.get(item, 0.0) + 1.0 / (k + pos + 1)
+            scores[item] = scores.get(item, 0.0) + ws[which] / (k + pos + 1)
             positions.setdefault(item, [math.inf] * len(rankings))[which] = pos
     order = sorted(scores, key=lambda i: (-scores[i], *positions[i], i))
     return [(i, scores[i]) for i in order]

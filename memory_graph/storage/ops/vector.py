@@ -317,6 +317,11 @@ def hybrid_snapshot_op(
     )
 
 
+DENSE_WEIGHT = 1.0
+"""The dense ranking's weight in the fusion of :func:`hybrid_search_op` (the lexical one's
+is 1)."""
+
+
 def fusion_depth(limit: int, limits: Limits) -> int:
     """How many candidates each leg contributes to the fusion of a top-``limit`` search."""
     return min(limits.max_search_limit, max(3 * limit, 30))
@@ -376,7 +381,10 @@ def hybrid_search_op(
     )
     dense = yield Query(sql, params)
     by_id = {h.record.id: h for h in lexical}
-    fused = rrf([[h.record.id for h in lexical], [str(row["id"]) for row in dense]])
+    fused = rrf(
+        [[h.record.id for h in lexical], [str(row["id"]) for row in dense]],
+        weights=(1.0, DENSE_WEIGHT),
+    )
     missing = [i for i, _ in fused if i not in by_id]
     records: dict[str, Record] = {}
     if missing:

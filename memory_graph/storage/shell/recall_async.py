@@ -106,15 +106,21 @@ class AsyncRecallMethods(AsyncStoreShell):
         """The query vector of ``text`` when a dense leg applies, else ``None``.
 
         ``None`` too when the model fails (a warning is logged): recall degrades to lexical.
+        Vectors are cached by text (the most recent 256), so a text is embedded once.
         The model is called outside any transaction, so it never holds a connection.
         """
         if text is None or self._embeddings is None or not await self._ready():
             return None
+        cached = self._query_vectors.get(text)
+        if cached is not None:
+            return cached
         try:
-            return self._query_vector(await self._embeddings.aembed_query(text))
+            vector = self._query_vector(await self._embeddings.aembed_query(text))
         except Exception as exc:  # any model failure degrades to lexical
             self._embedding_failed(exc)
             return None
+        self._query_vectors.put(text, vector)
+        return vector
 
     async def _ready(self) -> bool:
         if self._vectors_ready is None:
