@@ -482,3 +482,35 @@ def test_the_local_minilm_model_finds_a_situation_told_in_other_words(vmake):
     query = "missing a close companion who left the country"
     assert not any("lonely" in c for c in _contents(lexical.search(ALICE, query, limit=1)))
     assert "lonely" in _contents(store.search(ALICE, query, limit=1))[0]
+
+
+def test_an_english_only_model_is_not_fused_for_a_chinese_query():
+    from memory_graph.recall.hybrid import dense_weight
+
+    class EnglishOnly(TrigramEmbeddings):
+        scripts = ("latin",)
+
+    en = EnglishOnly()
+    assert dense_weight("我上周去哪儿爬山了？", en) == 0.0
+    assert dense_weight("Where did I hike last week?", en) == 1.0
+    assert dense_weight("我的手机是在哪个商场买的 iPhone", en) == 0.0  # mostly CJK
+    assert dense_weight("我的 iPhone 15 Pro Max", en) == 1.0  # mostly Latin
+    assert dense_weight("", en) == 1.0 and dense_weight("123 456", en) == 1.0
+    assert dense_weight("我上周去哪儿爬山了？", TrigramEmbeddings()) == 1.0  # undeclared
+    assert dense_weight("我上周去哪儿爬山了？", type("M", (), {"scripts": "latin"})()) == 1.0
+
+
+def test_a_chinese_query_keeps_its_lexical_order_under_an_english_only_model(vmake):
+    class EnglishOnly(TrigramEmbeddings):
+        scripts = ("latin",)
+
+    store = vmake(EnglishOnly())
+    store.enable_embeddings()
+    lexical = vmake()
+    for text in ("我周末去爬山", "我喜欢山里的空气", "我在山脚下住过", "周末我去了超市"):
+        store.add(ALICE, "fact", text)
+    store.index_embeddings(ALICE)
+    query = "我周末去哪儿爬山？"
+    got = _contents(store.search(ALICE, query))
+    want = _contents(lexical.search(ALICE, query))
+    assert got[: len(want)] == want

@@ -14,7 +14,9 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["RRF_K", "model_key", "rrf", "vector_literal"]
+from .tokenize import is_cjk
+
+__all__ = ["RRF_K", "dense_weight", "model_key", "rrf", "vector_literal"]
 
 RRF_K = 60
 """The usual reciprocal-rank constant (Cormack et al., 2009)."""
@@ -66,6 +68,30 @@ def rrf(
             positions.setdefault(item, [math.inf] * len(rankings))[which] = pos
     order = sorted(scores, key=lambda i: (-scores[i], *positions[i], i))
     return [(i, scores[i]) for i in order]
+
+
+def dense_weight(text: str, embeddings: Any) -> float:
+    """The dense ranking's weight in the fusion for the query ``text``: 1, or 0 when the
+    model declares the scripts it covers (an attribute ``scripts``, e.g. ``("latin",)`` for
+    an English-only model) and the query is mostly CJK, which such a model cannot read (its
+    vectors of a Chinese text are noise that would push good lexical hits down). At weight
+    0 the dense hits still fill the places the lexical ranking leaves empty.
+
+    Examples:
+        >>> class English:
+        ...     scripts = ("latin",)
+        >>> en = English()
+        >>> dense_weight("Where did I go hiking?", en), dense_weight("我去哪儿爬山了？", en)
+        (1.0, 0.0)
+        >>> dense_weight("我去哪儿爬山了？", object())  # no declaration: every script
+        1.0
+    """
+    scripts = getattr(embeddings, "scripts", None)
+    if not isinstance(scripts, (tuple, list, frozenset, set)) or "cjk" in scripts:
+        return 1.0
+    letters = [c for c in text if c.isalnum()]
+    cjk = sum(1 for c in letters if is_cjk(c))
+    return 0.0 if letters and cjk * 2 > len(letters) else 1.0
 
 
 def model_key(embeddings: Any) -> str:

