@@ -359,10 +359,13 @@ def hybrid_search_op(
         keep their disagreement markers.
     """
     depth = fusion_depth(args.limit, limits)
+    # Unfused (weight 0), the lexical ranking is exactly the lexical search's (a deeper
+    # lexical search may order its first places differently); dense hits only fill after it.
+    fused_in = weight * DENSE_WEIGHT > 0
     lexical = yield from search_op(
         owner,
         args.query,
-        limit=depth,
+        limit=depth if fused_in else args.limit,
         kinds=args.kinds,
         trusts=args.trusts,
         sensitivities=args.sensitivities,
