@@ -14,6 +14,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from .dates import asks_when, question_window
 from .tokenize import is_cjk
 
 __all__ = ["RRF_K", "dense_weight", "model_key", "rrf", "vector_literal"]
@@ -72,7 +73,10 @@ def rrf(
 
 def dense_weight(text: str, embeddings: Any) -> float:
     """The dense ranking's weight in the fusion for the query ``text``: 1, or 0 when the
-    model declares the scripts it covers (an attribute ``scripts``, e.g. ``("latin",)`` for
+    question asks for a time or names a date (:mod:`.dates`: a vector knows nothing of when a
+    memory was observed, and the lexical ranking's time and window boosts are what ranks such
+    a question; fusing lowered the temporal figures of two chat suites), or when the model
+    declares the scripts it covers (an attribute ``scripts``, e.g. ``("latin",)`` for
     an English-only model) and the query is mostly CJK, which such a model cannot read (its
     vectors of a Chinese text are noise that would push good lexical hits down). At weight
     0 the dense hits still fill the places the lexical ranking leaves empty.
@@ -85,7 +89,11 @@ def dense_weight(text: str, embeddings: Any) -> float:
         (1.0, 0.0)
         >>> dense_weight("我去哪儿爬山了？", object())  # no declaration: every script
         1.0
+        >>> dense_weight("When did I go hiking?", object()), dense_weight("on 17.03.2023?", en)
+        (0.0, 0.0)
     """
+    if asks_when(text) or question_window(text) is not None:
+        return 0.0
     scripts = getattr(embeddings, "scripts", None)
     if not isinstance(scripts, (tuple, list, frozenset, set)) or "cjk" in scripts:
         return 1.0
