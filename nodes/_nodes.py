@@ -17,6 +17,8 @@ from langchain_core.messages import AnyMessage, BaseMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
+from memory_graph.recall.plan import RECENT_TURNS, recent_text
+
 from ._basestore import governed_from_runtime
 from ._context import resolve_owner
 from ._core import (
@@ -154,13 +156,29 @@ def latest_human_text(messages: Sequence[AnyMessage]) -> str | None:
     return None
 
 
+def _recent_turns(messages: Sequence[AnyMessage]) -> list[tuple[str, str]]:
+    """The human and AI turns recall's latest input draws on, oldest first: back from the
+    newest message to :data:`RECENT_TURNS` non-blank turns up to the newest human one."""
+    turns: list[tuple[str, str]] = []
+    human = False
+    for message in reversed(messages):
+        if message.type not in ("human", "ai") or not (text := _text(message)).strip():
+            continue
+        human = human or message.type == "human"
+        if human:
+            turns.append((message.type, text))
+            if len(turns) >= RECENT_TURNS:
+                break
+    return turns[::-1]
+
+
 def _recall_args(state: Mapping[str, Any], budgets: Mapping[str, Any]) -> dict[str, Any]:
     """``snapshot`` keyword arguments: the query plan's texts from the state, and budgets."""
     task = state.get("task") or {}
     goal = state.get("goal") or {}
     return {
         "task_step": task.get("query") or task.get("next_step") or None,
-        "latest_input": latest_human_text(state.get("messages") or []),
+        "latest_input": recent_text(_recent_turns(state.get("messages") or [])),
         "goal": goal.get("objective") or None,
         **budgets,
     }
@@ -175,9 +193,11 @@ def create_recall(
 ) -> Node:
     """Create the per-step recall node: ``{"recalled": store.snapshot(owner, ...)}``.
 
-    The query plan is the task step (``task.query``, else ``task.next_step``), the newest
-    human message and the goal's objective; the store adds standing guidance. Run it before
-    every model step, so a removal or an expiry takes effect at the next step.
+    The query plan is the task step (``task.query``, else ``task.next_step``), the recent
+    conversation (:func:`memory_graph.recall.plan.recent_text`: the newest human message, then
+    the few turns before it in smaller shares) and the goal's objective; the store adds
+    standing guidance. Run it before every model step, so a removal or an expiry takes effect
+    at the next step.
 
     Args:
         store: a ``MemoryStore`` or ``AsyncMemoryStore``; ``None`` uses ``runtime.store``.

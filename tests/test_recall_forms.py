@@ -1,5 +1,5 @@
 """Recall of questions by their form: what a question asks of its answer ("以下哪个是最可能的
-描述", "后缀") is not what it is about, and a "how many" question wants every statement of a
+描述", "有几个字") is not what it is about, and a "how many" question wants every statement of a
 kind. Pure, in-process rankings (no database)."""
 
 from __future__ import annotations
@@ -85,14 +85,36 @@ def test_answer_form_words_carry_no_topic() -> None:
     texts = _ranked([*FILLER, phone, noise], "对于我用的手机，以下哪个是最可能的描述？")
     assert texts[0] == phone
     for question, gone in (
-        ("那个联系电话是18489379620的人，其生日是在哪个季节？", {"季节"}),
         ("那个教育背景是专科的人，其姓名的有几个字？", {"几个字", "个字"}),
-        ("那个人的邮箱地址的后缀是多少？", {"后缀"}),
-        ("其联系电话的后4位之和是多少？", {"之和", "4"}),
-        ("那个年龄是26岁的人，其职业的主要职责是什么？", {"职责", "主要"}),
         ("Which of the following is the most likely suffix?", {"following", "likely"}),
     ):
         assert gone.isdisjoint(query_terms(question).weights), question
+
+
+def test_a_multiple_choice_frame_pulls_in_no_statement_that_happens_to_say_it() -> None:
+    # Invented text (issue 28): the frame's words are in other statements, not the answer.
+    bike = "My bike is a green city bike I bought second hand."
+    noise = [
+        "Most likely it will rain tomorrow, said the forecast.",
+        "Here is a description of the following steps.",
+        "I went for a walk by the river.",
+    ]
+    texts = _ranked([*noise, bike], "Which of the following most likely describes my bike?")
+    assert texts[0] == bike
+    name = "我舅舅的名字叫欧阳明远。"
+    chars = ["我同学的名字有四个字。", "这几个字写得真好看。", "今天天气很好，适合出门。"]
+    assert _ranked([*chars, name], "我舅舅的名字有几个字？")[0] == name
+
+
+def test_narrow_template_words_are_ordinary_words_again() -> None:
+    # "后缀", "季节", "主要职责" were stripped as one suite's question forms; they changed no
+    # ranking on the tuned or invented sets, and they can be what a question is about.
+    for question, kept in (
+        ("我表姐邮箱的后缀是什么？", "后缀"),
+        ("我最喜欢什么季节？", "季节"),
+        ("周文涛的主要职责是什么？", "职责"),
+    ):
+        assert kept in query_terms(question).weights, question
 
 
 def test_answer_form_keeps_what_the_description_is_of() -> None:

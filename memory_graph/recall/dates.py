@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from functools import lru_cache
 
-__all__ = ["TELL_SLACK", "Window", "asks_when", "question_window", "says_time"]
+__all__ = ["TELL_SLACK", "Window", "asks_when", "date_of", "question_window", "says_time"]
 
 TELL_SLACK = timedelta(days=10)
 """A document observed this long after a window still matches it (told afterwards)."""
@@ -86,6 +86,82 @@ _ZH_DATE = re.compile(
     rf"(?:(?P<mon>{_CN_NUM}{{1,3}})月(?:份)?)?"
     rf"(?:(?P<day>{_CN_NUM}{{1,3}})[日号])?"
 )
+# Numeric dates. Ambiguity rule: a dot or dash between day and month is read day first
+# (``24.06.2023``, ``24-06-2023``, the European form), a year first is read year, month, day
+# (``2023.06.24``, ``2023/6/24``). A slash date (``06/24/2023``, ``24/06/2023``, ``6/24``) is
+# read both ways when both are valid dates: the window holds both days (a wrong day only adds
+# candidates); when one part is above 12 only the valid reading counts. A date without a year
+# (``6/24``) needs a word before it that introduces a date ("on", "since", ...), so fractions and
+# scores ("3/4 cup", "won 2/1") are not read as dates.
+_NUM_YMD = re.compile(
+    r"(?<![\d.,:/-])(?P<year>(?:19|20)\d\d)([./-])(?P<a>[01]?\d)\2(?P<b>[0-3]?\d)"
+    r"(?![\d/-]|\.\d)"
+)
+_NUM_DMY = re.compile(
+    r"(?<![\d.,:/-])(?P<a>[0-3]?\d)([./-])(?P<b>[0-3]?\d)\2(?P<year>(?:19|20)\d\d)"
+    r"(?![\d/-]|\.\d)"
+)
+_NUM_MD = re.compile(
+    r"\b(?:on|since|before|after|by|until|till|from|of)\s+(?:the\s+)?"
+    r"(?P<a>[0-3]?\d)/(?P<b>[0-3]?\d)(?![\d/.]|\.\d)",
+    re.IGNORECASE,
+)
+
+
+def _numeric_readings(
+    a: int, b: int, sep: str, year: int | None, *, year_first: bool
+) -> list[tuple[int, int]]:
+    """``(month, day)`` readings of a numeric date's two parts (the ambiguity rule above)."""
+    if year_first:
+        pairs = [(a, b)]
+    elif sep in ".-":
+        pairs = [(b, a)]
+    else:
+        pairs = [(a, b), (b, a)]
+    out: list[tuple[int, int]] = []
+    for mon, day in pairs:
+        if day >= 1 and _valid(year, mon, day) and (mon, day) not in out:
+            out.append((mon, day))
+    return out
+
+
+def _numeric(text: str) -> tuple[list[tuple[float, float]], int, int, list[tuple[int, int]]]:
+    """Numeric dates: spans of dated ones, the first month / day without a year, and where."""
+    spans: list[tuple[float, float]] = []
+    month_only, month_day = 0, 0
+    taken: list[tuple[int, int]] = []
+    for pattern, year_first in ((_NUM_YMD, True), (_NUM_DMY, False), (_NUM_MD, False)):
+        for m in pattern.finditer(text):
+            if len(taken) >= _MAX_DATES:
+                return spans, month_only, month_day, taken
+            start = m.start("a") if pattern is _NUM_MD else m.start()
+            if any(x < m.end() and start < y for x, y in taken):
+                continue
+            groups = m.groupdict()
+            year = int(groups["year"]) if groups.get("year") else None
+            sep = m.group(2) if pattern is not _NUM_MD else "/"
+            readings = _numeric_readings(
+                int(groups["a"]), int(groups["b"]), sep, year, year_first=year_first
+            )
+            if not readings:
+                continue
+            taken.append((start, m.end()))
+            if year is None:
+                if not month_only:
+                    month_only, month_day = readings[0]
+                continue
+            prefix = text[max(0, start - 40) : start]
+            for mon, day in readings:
+                lo, hi = _span(year, mon, day)
+                first, last = _shape(
+                    datetime.fromtimestamp(lo, timezone.utc),
+                    datetime.fromtimestamp(hi, timezone.utc),
+                    prefix,
+                )
+                spans.append((first.timestamp(), last.timestamp()))
+    return spans, month_only, month_day, taken
+
+
 _BEFORE = re.compile(r"\b(?:before|prior to|leading up to)\s+(?:the\s+)?$|^(?:之前|以前|前)", re.I)
 _AFTER = re.compile(r"\b(?:after|since|following)\s+(?:the\s+)?$|^(?:之后|以后|后)", re.I)
 _EARLY = re.compile(r"\b(?:early|beginning of|start of|first week of)\s+(?:the\s+)?$", re.I)
@@ -282,6 +358,17 @@ def _chinese(text: str) -> tuple[list[tuple[float, float]], int, int]:
     return spans, month_only, month_day
 
 
+def _blank(text: str, taken: Sequence[tuple[int, int]]) -> str:
+    """``text`` with the spans already read replaced by spaces (so a numeric date's year is
+    not read again as a year of its own)."""
+    if not taken:
+        return text
+    chars = list(text)
+    for a, b in taken:
+        chars[a:b] = " " * (b - a)
+    return "".join(chars)
+
+
 @lru_cache(maxsize=4096)
 def _dates_of(
     text: str,
@@ -290,11 +377,13 @@ def _dates_of(
     days long); ``None`` for a date that is an attribute (memoised: recall asks per leg)."""
     if _ATTRIBUTE_DATE.search(text):
         return None  # "who was born in May": the date is what is asked about, not when
-    spans, month, day, _taken = _english(text)
+    num_spans, month, day, _taken = _numeric(text)
+    en_spans, en_month, en_day, _taken = _english(_blank(text, _taken))
     zh_spans, zh_month, zh_day = _chinese(text)
-    spans += zh_spans
-    if not month:
-        month, day = zh_month, zh_day
+    spans = num_spans + en_spans + zh_spans
+    for m, d in ((en_month, en_day), (zh_month, zh_day)):
+        if not month:
+            month, day = m, d
     relative = tuple((back, length) for pattern, back, length in _RELATIVE if pattern.search(text))
     return tuple(spans), month, day, relative
 
@@ -337,6 +426,51 @@ def question_window(text: str, now: datetime | None = None) -> Window | None:
     if not out and not month:
         return None
     return Window(spans=tuple(out), month=month if not spans else 0, day=day if not spans else 0)
+
+
+_LOOSE_CLOCK = re.compile(r"\d:\d")
+_CLOCK = re.compile(r"(?<![\d:])([01]?\d|2[0-3])[:.h]([0-5]\d)(?:\s*([ap])\.?m\b\.?)?", re.I)
+
+
+def date_of(text: str) -> datetime | None:
+    """The instant a short date text names (a document's time), or ``None``.
+
+    Reads every form :func:`question_window` reads — ``24.06.2023``, ``2023.06.24``,
+    ``24/06/2023``, ``3rd of May 2023``, ``May 3, 2023``, ``2023年5月3日`` — and a clock time
+    written before or after it (``14:30``, ``2:30 pm``). A slash date that reads both ways is
+    taken month first (the first reading). Day precision (a year alone is its first day);
+    UTC.
+
+    Examples:
+        >>> date_of("24.06.2023 14:30").isoformat()
+        '2023-06-24T14:30:00+00:00'
+        >>> date_of("2:05 pm on 3rd of May, 2023").isoformat()
+        '2023-05-03T14:05:00+00:00'
+        >>> date_of("2023年5月3日").date().isoformat(), date_of("no date here")
+        ('2023-05-03', None)
+        >>> date_of("99:99 pm on 8 May, 2023") is None  # an impossible time: not a date
+        True
+    """
+    if not isinstance(text, str) or len(text) > 200:
+        return None
+    num_spans, _m, _d, taken = _numeric(text)
+    spans = num_spans or _english(_blank(text, taken))[0] or _chinese(text)[0]
+    if not spans:
+        return None
+    day = datetime.fromtimestamp(spans[0][0], timezone.utc)
+    rest = _blank(text, taken)
+    clock = _CLOCK.search(rest)
+    if clock is None:
+        return None if _LOOSE_CLOCK.search(rest) else day  # "99:99": not a time
+    hour, minute = int(clock.group(1)), int(clock.group(2))
+    half = (clock.group(3) or "").lower()
+    if half and not 1 <= hour <= 12:
+        return None
+    if half == "p" and hour < 12:
+        hour += 12
+    elif half == "a" and hour == 12:
+        hour = 0
+    return day.replace(hour=hour, minute=minute)
 
 
 # What a "when" question asks for is a time: its evidence usually says one ("last week",

@@ -14,14 +14,22 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["RRF_K", "model_key", "rrf", "vector_literal"]
+from .dates import asks_when, question_window
+from .tokenize import is_cjk
+
+__all__ = ["RRF_K", "dense_weight", "model_key", "rrf", "vector_literal"]
 
 RRF_K = 60
 """The usual reciprocal-rank constant (Cormack et al., 2009)."""
 
 
-def rrf(rankings: Sequence[Sequence[str]], *, k: int = RRF_K) -> list[tuple[str, float]]:
-    """Fuse rankings by reciprocal rank: ``score(d) = sum over rankings of 1 / (k + rank)``.
+def rrf(
+    rankings: Sequence[Sequence[str]],
+    *,
+    k: int = RRF_K,
+    weights: Sequence[float] | None = None,
+) -> list[tuple[str, float]]:
+    """Fuse rankings by reciprocal rank: ``score(d) = sum over rankings of w / (k + rank)``.
 
     ``rank`` starts at 1; an id repeated within one ranking counts at its first position. Ties
     break by position in the first ranking (absent ranks last), then in the next ones, then
@@ -30,12 +38,13 @@ def rrf(rankings: Sequence[Sequence[str]], *, k: int = RRF_K) -> list[tuple[str,
     Args:
         rankings: Id lists, best first; the first one is the lexical ranking.
         k: The smoothing constant (positive).
+        weights: One weight per ranking (non-negative, finite); all 1 when ``None``.
 
     Returns:
         ``(id, score)`` pairs, best first.
 
     Raises:
-        ValueError: ``k`` is not a positive integer.
+        ValueError: ``k`` is not a positive integer, or the weights do not fit.
 
     Examples:
         >>> rrf([["a", "b"], ["b", "c"]], k=1)
@@ -45,6 +54,9 @@ def rrf(rankings: Sequence[Sequence[str]], *, k: int = RRF_K) -> list[tuple[str,
     """
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise ValueError("k must be a positive integer")
+    ws = [1.0] * len(rankings) if weights is None else [float(w) for w in weights]
+    if len(ws) != len(rankings) or not all(math.isfinite(w) and w >= 0 for w in ws):
+        raise ValueError("weights must be one finite, non-negative number per ranking")
     scores: dict[str, float] = {}
     positions: dict[str, list[float]] = {}
     for which, ranking in enumerate(rankings):
@@ -53,10 +65,41 @@ def rrf(rankings: Sequence[Sequence[str]], *, k: int = RRF_K) -> list[tuple[str,
             if item in seen:
                 continue
             seen.add(item)
-            scores[item] = scores.get(item, 0.0) + 1.0 / (k + pos + 1)
+            scores[item] = scores.get(item, 0.0) + ws[which] / (k + pos + 1)
             positions.setdefault(item, [math.inf] * len(rankings))[which] = pos
     order = sorted(scores, key=lambda i: (-scores[i], *positions[i], i))
     return [(i, scores[i]) for i in order]
+
+
+def dense_weight(text: str, embeddings: Any) -> float:
+    """The dense ranking's weight in the fusion for the query ``text``: 1, or 0 when the
+    question asks for a time or names a date (:mod:`.dates`: a vector knows nothing of when a
+    memory was observed, and the lexical ranking's time and window boosts are what ranks such
+    a question; fusing lowered the temporal figures of two chat suites), or when the model
+    declares the scripts it covers (an attribute ``scripts``, e.g. ``("latin",)`` for
+    an English-only model) and the query is mostly CJK, which such a model cannot read (its
+    vectors of a Chinese text are noise that would push good lexical hits down). At weight
+    0 the dense hits still fill the places the lexical ranking leaves empty.
+
+    Examples:
+        >>> class English:
+        ...     scripts = ("latin",)
+        >>> en = English()
+        >>> dense_weight("Where did I go hiking?", en), dense_weight("我去哪儿爬山了？", en)
+        (1.0, 0.0)
+        >>> dense_weight("我去哪儿爬山了？", object())  # no declaration: every script
+        1.0
+        >>> dense_weight("When did I go hiking?", object()), dense_weight("on 17.03.2023?", en)
+        (0.0, 0.0)
+    """
+    if asks_when(text) or question_window(text) is not None:
+        return 0.0
+    scripts = getattr(embeddings, "scripts", None)
+    if not isinstance(scripts, (tuple, list, frozenset, set)) or "cjk" in scripts:
+        return 1.0
+    letters = [c for c in text if c.isalnum()]
+    cjk = sum(1 for c in letters if is_cjk(c))
+    return 0.0 if letters and cjk * 2 > len(letters) else 1.0
 
 
 def model_key(embeddings: Any) -> str:

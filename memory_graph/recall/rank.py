@@ -13,7 +13,7 @@ Tokens come from :func:`~memory_graph.recall.tokenize.tokenize`, tokenized once 
 inflection suffixes (a small, fixed suffix stripper), everything else is kept as is. Query
 terms that are English function words or CJK function characters are ignored; they still
 count towards the document length. So are the words that only say how the answer is to be
-worked out or presented ("以下哪个是最可能的描述", "后缀", "哪个季节";
+picked or presented ("以下哪个是最可能的描述", "有几个字";
 :func:`~.terms.answer_form_stripped`). A "how many" question (:func:`~.terms.asks_count`)
 takes no multi-hop pass: it wants every statement of a kind, not what else one of them says.
 

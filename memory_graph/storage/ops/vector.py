@@ -317,6 +317,11 @@ def hybrid_snapshot_op(
     )
 
 
+DENSE_WEIGHT = 1.0
+"""The dense ranking's weight in the fusion of :func:`hybrid_search_op` (the lexical one's
+is 1)."""
+
+
 def fusion_depth(limit: int, limits: Limits) -> int:
     """How many candidates each leg contributes to the fusion of a top-``limit`` search."""
     return min(limits.max_search_limit, max(3 * limit, 30))
@@ -335,6 +340,7 @@ def hybrid_search_op(
     model: str,
     limits: Limits,
     cache: RecallCache | None = None,
+    weight: float = 1.0,
 ) -> Op[list[SearchHit]]:
     """Lexical and dense rankings of one snapshot, fused by reciprocal rank. Reads only.
 
@@ -345,16 +351,21 @@ def hybrid_search_op(
         query_vector: The query embedding.
         model: The model key.
         limits: The configured limits.
+        weight: The dense ranking's weight for this query (times :data:`DENSE_WEIGHT`; the
+            lexical one's is 1; :func:`memory_graph.recall.hybrid.dense_weight`).
 
     Returns:
         At most ``args.limit`` hits, best fused score first, duplicates dropped; lexical hits
         keep their disagreement markers.
     """
     depth = fusion_depth(args.limit, limits)
+    # Unfused (weight 0), the lexical ranking is exactly the lexical search's (a deeper
+    # lexical search may order its first places differently); dense hits only fill after it.
+    fused_in = weight * DENSE_WEIGHT > 0
     lexical = yield from search_op(
         owner,
         args.query,
-        limit=depth,
+        limit=depth if fused_in else args.limit,
         kinds=args.kinds,
         trusts=args.trusts,
         sensitivities=args.sensitivities,
@@ -376,7 +387,10 @@ def hybrid_search_op(
     )
     dense = yield Query(sql, params)
     by_id = {h.record.id: h for h in lexical}
-    fused = rrf([[h.record.id for h in lexical], [str(row["id"]) for row in dense]])
+    fused = rrf(
+        [[h.record.id for h in lexical], [str(row["id"]) for row in dense]],
+        weights=(1.0, weight * DENSE_WEIGHT),
+    )
     missing = [i for i, _ in fused if i not in by_id]
     records: dict[str, Record] = {}
     if missing:

