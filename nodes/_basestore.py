@@ -42,11 +42,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import math
-import unicodedata
-import uuid
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import datetime, timedelta
 from typing import Any
 
 from langgraph.prebuilt.tool_node import ToolInvocationError
@@ -64,12 +60,23 @@ from langgraph.store.base import (
 )
 
 from memory_graph import ApprovalPolicy, ConfigurationError, Record, ScopeError
-from memory_graph.safetext import truncate
 
 from ._context import resolve_owner
 from ._core import AnyStore, IdentityMissingError, NotFoundError, Owner, ValidationError
 from ._drive import Call, drive_async, drive_sync, is_async_store
 from ._drive import Op as Body
+from ._store_input import (
+    KINDS,
+    check_key,
+    check_label,
+    check_value,
+    check_window,
+    is_uuid,
+    op_list,
+    shown,
+    ttl_expiry,
+    within,
+)
 from ._store_match import check_filter, library_errors, matches_all, matches_filter
 
 __all__ = ["DEFAULT_NAMESPACE", "GovernedStore", "RefusedWriteError", "governed_from_runtime"]
@@ -79,8 +86,6 @@ log = logging.getLogger(__name__)
 DEFAULT_NAMESPACE: tuple[str, ...] = ("memories", "{user_id}")
 """The default base template: the user's global memories."""
 
-_KINDS = ("fact", "instruction", "experience")
-_VALUE_FIELDS = ("content", "kind")
 
 
 def _run_config() -> Mapping[str, Any] | None:
@@ -217,11 +222,11 @@ class GovernedStore(BaseStore):
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         """Execute ``ops`` in order (each write is its own proposal; see the module doc)."""
-        return list(self.drive(self._batch(_op_list(ops), _run_config())))
+        return list(self.drive(self._batch(op_list(ops), _run_config())))
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         """Async :meth:`batch`."""
-        return list(await self.adrive(self._batch(_op_list(ops), _run_config())))
+        return list(await self.adrive(self._batch(op_list(ops), _run_config())))
 
     # --- namespaces ------------------------------------------------------------------------
 
@@ -253,7 +258,7 @@ class GovernedStore(BaseStore):
         if level is None:
             shape = "(" + ", ".join(repr(p) for p in self.namespace_template) + ", ...)"
             raise ValidationError(
-                f"namespace {_shown(namespace)} is shorter than the template: an item lives "
+                f"namespace {shown(namespace)} is shorter than the template: an item lives "
                 f"in a whole namespace like {shape}"
             )
         return owner, level
@@ -267,7 +272,7 @@ class GovernedStore(BaseStore):
         if not isinstance(namespace, tuple) or any(not isinstance(p, str) for p in namespace):
             raise ValidationError(f"a namespace is a tuple of strings like {shape}")
         for part in namespace:
-            _check_label("a namespace label", part)
+            check_label("a namespace label", part)
         if len(namespace) <= self._user_at:
             raise ScopeError(
                 f"a governed store reads one user at a time: the namespace {namespace!r} "
@@ -310,7 +315,7 @@ class GovernedStore(BaseStore):
                 "_workspace" if "workspace" in fields else ""
             )
         run_owner = _run_owner(config)
-        if run_owner is not None and not _within(owner, run_owner):
+        if run_owner is not None and not within(owner, run_owner):
             raise ScopeError(
                 "the namespace names another owner than the run's (context/configurable): "
                 "a graph run reads and writes only its own user's memory"
@@ -326,11 +331,11 @@ class GovernedStore(BaseStore):
         return {"content": record.content, "kind": record.kind}
 
     def _in_level(self, owner: Owner, level: str, records: Iterable[Record]) -> list[Record]:
-        return [r for r in records if r.identity.level == level and r.kind in _KINDS]
+        return [r for r in records if r.identity.level == level and r.kind in KINDS]
 
     def _find(self, owner: Owner, level: str, key: str) -> Body[Record | None]:
-        records = yield Call("list_records", (owner,), {"kinds": list(_KINDS), "key": key})
-        if not records and _is_uuid(key):  # an item keyed by its record id (it has no key)
+        records = yield Call("list_records", (owner,), {"kinds": list(KINDS), "key": key})
+        if not records and is_uuid(key):  # an item keyed by its record id (it has no key)
             try:
                 by_id: Record = yield Call("get_record", (owner, key))
             except NotFoundError:
@@ -361,7 +366,7 @@ class GovernedStore(BaseStore):
 
     def _get(self, op: GetOp, config: Mapping[str, Any] | None) -> Body[Item | None]:
         owner, level = self._level(op.namespace, config)
-        _check_key(op.key)
+        check_key(op.key)
         record = yield from self._find(owner, level, op.key)
         if record is None:
             return None
@@ -379,7 +384,7 @@ class GovernedStore(BaseStore):
         prefix = tuple(op.namespace_prefix)
         owner, _ = self._parse(prefix, prefix=True, config=config)
         check_filter(op.filter)
-        _check_window("search", op.limit, op.offset)
+        check_window("search", op.limit, op.offset)
         if op.query is not None and not isinstance(op.query, str):
             raise ValidationError(f"a search query is text, got {type(op.query).__name__}")
         scored: list[tuple[Record, float | None]]
@@ -391,7 +396,7 @@ class GovernedStore(BaseStore):
             )  # every visible record is in the prefix: the store's top-K is the answer
             if exact:
                 top = max(1, min(top, op.offset + op.limit))
-            hits = yield Call("search", (owner, op.query), {"limit": top, "kinds": list(_KINDS)})
+            hits = yield Call("search", (owner, op.query), {"limit": top, "kinds": list(KINDS)})
             scored = [(h.record, h.score) for h in hits]
         elif op.filter is None and op.offset + op.limit <= 10_000:
             # A listing: one SQL page of the levels under the prefix, newest change first.
@@ -400,7 +405,7 @@ class GovernedStore(BaseStore):
                 for i in owner.identities()
                 if self.namespace_for(owner, i.level)[: len(prefix)] == prefix
             ]
-            kwargs = {"limit": op.limit, "offset": op.offset, "kinds": list(_KINDS)}
+            kwargs = {"limit": op.limit, "offset": op.offset, "kinds": list(KINDS)}
             records = yield Call("list_page", (owner,), {**kwargs, "levels": levels})
             return [
                 SearchItem(
@@ -414,7 +419,7 @@ class GovernedStore(BaseStore):
                 for r in records
             ]
         else:
-            records = yield Call("list_records", (owner,), {"kinds": list(_KINDS)})
+            records = yield Call("list_records", (owner,), {"kinds": list(KINDS)})
             live = [r for r in records if r.sensitivity != "sensitive"]
             live.sort(key=lambda r: (r.updated_at, r.id), reverse=True)
             scored = [(r, None) for r in live]
@@ -441,9 +446,9 @@ class GovernedStore(BaseStore):
     def _list_namespaces(
         self, op: ListNamespacesOp, config: Mapping[str, Any] | None
     ) -> Body[list[tuple[str, ...]]]:
-        _check_window("list_namespaces", op.limit, op.offset)
+        check_window("list_namespaces", op.limit, op.offset)
         if op.max_depth is not None:
-            _check_window("list_namespaces max_depth", op.max_depth, 0)
+            check_window("list_namespaces max_depth", op.max_depth, 0)
         conditions = op.match_conditions or ()
         if not isinstance(conditions, (tuple, list)) or any(
             not isinstance(c, MatchCondition)
@@ -469,7 +474,7 @@ class GovernedStore(BaseStore):
                 )
                 + " or call it inside a graph run with an owner"
             )
-        records = yield Call("list_records", (owner,), {"kinds": list(_KINDS)})
+        records = yield Call("list_records", (owner,), {"kinds": list(KINDS)})
         names = {self.namespace_for(owner, r.identity.level) for r in records}
         found = sorted(n for n in names if matches_all(n, op.match_conditions or ()))
         if op.max_depth is not None:
@@ -478,7 +483,7 @@ class GovernedStore(BaseStore):
 
     def _put(self, op: PutOp, config: Mapping[str, Any] | None) -> Body[None]:
         owner, level = self._level(op.namespace, config)
-        _check_key(op.key)
+        check_key(op.key)
         thread_id = (config or {}).get("configurable", {}).get("thread_id")
         thread = None if thread_id is None else str(thread_id)
         evidence = {"source": "store", "thread_id": thread}
@@ -498,10 +503,10 @@ class GovernedStore(BaseStore):
                 },
             )
         else:
-            content, kind = _check_value(op.value)
+            content, kind = check_value(op.value)
             args: dict[str, Any] = {"content": content}
             if op.ttl is not None:
-                args["expires_at"] = _ttl_expiry(op.ttl, self.memory_store.clock())
+                args["expires_at"] = ttl_expiry(op.ttl, self.memory_store.clock())
             if record is not None:
                 if record.kind != kind:
                     raise ValidationError(
@@ -562,86 +567,6 @@ def governed_from_runtime(runtime_store: Any) -> GovernedStore:
         f"{type(runtime_store).__name__}: compile with store=GovernedStore(memory_store) "
         "(or set store.path in langgraph.json), or pass the store to the node factory"
     )
-
-
-def _is_uuid(text: str) -> bool:
-    try:
-        uuid.UUID(text)
-    except ValueError:
-        return False
-    return True
-
-
-def _within(named: Owner, run: Owner) -> bool:
-    """Whether ``named`` (from a namespace) is one of ``run``'s identities' owners."""
-    if named.scope_id != run.scope_id:
-        return False
-    if named.workspace is not None and named.workspace_key != run.workspace_key:
-        return False
-    return named.agent is None or named.agent_key == run.agent_key
-
-
-def _op_list(ops: Any) -> list[Op]:
-    if isinstance(ops, (str, bytes, Mapping)) or not isinstance(ops, Iterable):
-        raise ValidationError("batch takes a list of store operations (GetOp, PutOp, ...)")
-    return list(ops)
-
-
-def _shown(namespace: Any) -> str:
-    return truncate(repr(tuple(namespace)), 80)
-
-
-def _check_key(key: Any) -> None:
-    """An item key: non-blank text, no control or format characters (NUL, surrogates)."""
-    if not isinstance(key, str) or not key.strip():
-        raise ValidationError("an item key must be a non-blank string")
-    if len(key.encode("utf-8", "surrogatepass")) > 1024:
-        raise ValidationError("an item key is at most 1024 UTF-8 bytes")
-    _check_label("an item key", key)
-
-
-def _check_window(what: str, limit: Any, offset: Any) -> None:
-    for name, value in (("limit", limit), ("offset", offset)):
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise ValidationError(f"{what} {name} must be an integer")
-        if not 0 <= value <= 2**31 - 1:
-            raise ValidationError(f"{what} {name} must be in 0..2147483647")
-
-
-def _check_label(what: str, text: str) -> None:
-    """Refuse control and format characters (newlines, NUL, bidi overrides) in ids."""
-    bad = sorted({f"U+{ord(c):04X}" for c in text if unicodedata.category(c).startswith("C")})
-    if bad:
-        raise ValidationError(f"{what} contains control or format characters {bad}: remove them")
-
-
-def _check_value(value: Any) -> tuple[str, str]:
-    if not isinstance(value, Mapping):
-        raise ValidationError(
-            'an item value is an object {"content": str, "kind": ...}, got ' + type(value).__name__
-        )
-    extra = sorted(str(k) for k in value if k not in _VALUE_FIELDS)
-    if extra:
-        raise ValidationError(
-            f"item value has unknown fields {extra}: allowed are {', '.join(_VALUE_FIELDS)} "
-            "(memories are text; they are guarded and rendered into prompts)"
-        )
-    content = value.get("content")
-    if not isinstance(content, str):
-        raise ValidationError('an item value needs "content" as a string')
-    kind = value.get("kind", "fact")
-    if kind not in _KINDS:
-        raise ValidationError(f"item kind {kind!r} is not allowed: use one of {', '.join(_KINDS)}")
-    return content, str(kind)
-
-
-def _ttl_expiry(ttl: Any, now: datetime) -> str:
-    if isinstance(ttl, bool) or not isinstance(ttl, (int, float)) or not math.isfinite(ttl):
-        raise ValidationError("ttl is a number of minutes")
-    if ttl <= 0 or ttl > 60 * 24 * 365 * 100:
-        raise ValidationError("ttl must be more than 0 and at most 100 years, in minutes")
-    at = now + timedelta(minutes=float(ttl))
-    return at.isoformat()
 
 
 def _template_only(template: Sequence[str]) -> GovernedStore:

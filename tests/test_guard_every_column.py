@@ -521,6 +521,7 @@ HANDLES: dict[str, str] = {
     "mg_records.thread_id": "the LangGraph thread id of the write",
     "mg_proposals.thread_id": "the LangGraph thread id of the proposal",
     "mg_threads.thread_id": "the LangGraph thread id a principal owns",
+    "mg_threads.space": "the claim space of the thread's checkpointer ('' or mem:<token>)",
     "mg_evidence.thread_id": "the LangGraph thread id of the result",
     "mg_evidence.message_id": "the tool message's id in the thread",
     "mg_evidence.call_id": "the model's tool call id",

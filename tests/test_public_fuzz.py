@@ -328,7 +328,7 @@ def test_cli_sweep_huge_periods_are_an_error_line(pg_dsn: str, flag: str) -> Non
         store.setup()
     out = run(pg_dsn, "sweep", flag, str(10**12))
     assert out.returncode != 0 and "Traceback" not in out.stderr
-    assert "error:" in out.stderr and "0..36600" in out.stderr
+    assert "error:" in out.stderr and "..36600" in out.stderr
 
 
 def test_the_reported_raw_errors_are_library_errors(pg_dsn: str) -> None:

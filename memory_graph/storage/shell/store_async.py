@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 from ...identity import IdentityLevel, Owner
 from ...time import Clock
 from ...types import Kind, Limits, Record
+from ...validate import owner as check_owner
 from ..driver import PoolOptions, call_timeout_of, open_async_pool
 from ..ops.recall_cache import RecallCache
 from ..ops.search import list_page_op
@@ -198,6 +199,7 @@ class AsyncMemoryStore(
             ValidationError: a bad limit, offset, kind or level.
             LimitExceededError: ``limit + offset`` over 10,000.
         """
+        check_owner(owner)
         at = self._clock() if as_of is None else as_of
         return await self._read(
             list_page_op(
