@@ -131,6 +131,16 @@ ENTRIES: dict[str, Any] = {
     "list_records": st.fixed_dictionaries(
         {"kinds": names, "include_inactive": v, "as_of": hostile_time}
     ),
+    "list_page": st.fixed_dictionaries(
+        {
+            "limit": v,
+            "offset": v,
+            "kinds": names,
+            "levels": names,
+            "include_sensitive": v,
+            "as_of": hostile_time,
+        }
+    ),
     "search": st.fixed_dictionaries(
         {
             "query": v,
