@@ -99,13 +99,14 @@ def dev_token_verifier(tokens: Mapping[str, Any]) -> TokenVerifier:
     """A verifier for development: each fixed token names one user.
 
     Args:
-        tokens: ``{token: identity}`` or ``{token: {"identity": ..., "agents": [...]}}``.
+        tokens: ``{token: identity}`` or ``{token: {"identity": ..., "agents": [...]}}``;
+            every token is a string of at least 8 characters.
 
     Raises:
         ConfigurationError: a token is empty or a user has no identity.
 
-    >>> verify = dev_token_verifier({"t-alice": "alice"})
-    >>> verify("t-alice"), verify("t-bob")
+    >>> verify = dev_token_verifier({"dev-token-alice": "alice"})
+    >>> verify("dev-token-alice"), verify("dev-token-bob")
     ('alice', None)
     """
     table: list[tuple[bytes, Any]] = []

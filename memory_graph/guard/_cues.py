@@ -503,7 +503,7 @@ def _continues(text: str, pos: int, split: re.Match[str]) -> bool:
 
 
 def sentences(text: str) -> list[Sentence]:
-    """Cut a normalized text into sentences (Chinese and English punctuation, newlines).
+    r"""Cut a normalized text into sentences (Chinese and English punctuation, newlines).
 
     A line break right after a label (``my passport number:``) continues the sentence,
     so the value on the next line is read with its label; it is read as a space.
