@@ -83,7 +83,34 @@ _ZH_VOTES = frozenset(("投给", "投票给", "投了", "选票"))
 _ZH_POLITICAL = re.compile(
     r"党|选举|大选|总统|候选人|议员|立委|市长|州长|公投|初选|选区|县长|议会|国会|政府|民主|共和"
 )
+# Colour words that also name a camp (深蓝 / 浅绿: Taiwan's blue and green camps; 粉红: the
+# "little pink" nationalists). A colour word is a camp only as a self-description ("我是深绿",
+# "我算浅蓝吧", "家里人都是深蓝") or beside a political word in the same sentence; followed by
+# 色 (a colour) it never is. 小粉红 is a camp word in any sentence.
+_ZH_COLOUR_CAMP = frozenset(("深蓝", "深绿", "浅蓝", "浅绿", "粉红"))
+_ZH_CAMP_SELF = re.compile(
+    r"(?:我|我们|家里人|我家人|全家)(?:一直|从来|都|也|就|算|算是|属于|是|挺|比较|偏|"
+    r"铁杆|坚定的?|标准的?|典型的?|吧|了|\s){1,6}$"
+)
+_ZH_CAMP_CONTEXT = re.compile(
+    r"党|选举|大选|总统|候选人|议员|立委|公投|选民|投票|政治|政党|蓝营|绿营|台独|统一|独派|统派|"
+    r"支持者|立场"
+)
 _REASON = "a political view, vote, party membership or activism"
+
+
+def _colour_not_camp(text: str, m: re.Match[str]) -> bool:
+    """Whether the colour word matched at ``m`` is a colour here, not a camp."""
+    word = m.group(0)
+    if word not in _ZH_COLOUR_CAMP:
+        return False
+    if text.startswith("色", m.end()):
+        return True  # 深绿色, 粉红色: a colour
+    if word == "粉红" and text.endswith("小", 0, m.start()):
+        return False  # 小粉红
+    if _ZH_CAMP_SELF.search(text, 0, m.start()):
+        return False  # 我是深绿, 家里人都是深蓝
+    return _ZH_CAMP_CONTEXT.search(text) is None
 
 
 def detect(sent: Sentence) -> list[Cue]:
@@ -95,6 +122,8 @@ def detect(sent: Sentence) -> list[Cue]:
         for m in _ZH.finditer(text):
             if m.group(0) in _ZH_VOTES and not _ZH_POLITICAL.search(text):
                 continue  # a vote for the best employee is not a political vote
+            if _colour_not_camp(text, m):
+                continue  # 浅蓝色的墙, 深绿和咖啡色: colours
             kind = "weak" if m.group(0) in _ZH_WEAK else "strong"
             cues.append(Cue("political_religious", _REASON, m.start(), m.end(), kind))  # type: ignore[arg-type]
     for m in _STRONG_EN.finditer(low):
