@@ -550,3 +550,71 @@ def test_a_chinese_query_keeps_its_lexical_order_under_an_english_only_model(vma
     got = _contents(store.search(ALICE, query))
     want = _contents(lexical.search(ALICE, query))
     assert got[: len(want)] == want
+
+
+# --- embedding after a commit ----------------------------------------------------------------
+
+
+class BrokenDocumentEmbeddings(TrigramEmbeddings):
+    """Queries embed fine; every document embedding fails (an outage while committing)."""
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        raise RuntimeError("embedding service unavailable")
+
+
+def _approve(store: Any, content: str, event: str) -> Any:
+    p = store.propose(
+        ALICE,
+        "add",
+        {"kind": "fact", "content": content},
+        evidence={"source_event_id": event},
+        level="user",
+    )
+    return store.decide(ALICE, p.id, "approve")
+
+
+def test_an_approved_memory_is_found_by_meaning_without_a_separate_index_run(vmake):
+    """The governed write path (a proposal approved by a person or a grant) embeds what it
+    committed, outside the transaction: the agent's next recall finds it by meaning."""
+    emb = TrigramEmbeddings()
+    store = vmake(emb)
+    store.enable_embeddings()
+    done = _approve(store, "Enjoys hiking in the mountains every weekend", "e1")
+    assert done.status == "approved" and emb.documents == 1
+    assert _contents(store.search(ALICE, "hikers mountaineering", limit=1)) == [
+        "Enjoys hiking in the mountains every weekend"
+    ]
+    assert store.index_embeddings(ALICE) == 0  # nothing left behind
+    # A rejection embeds nothing; a replayed decision embeds nothing new.
+    p = store.propose(
+        ALICE,
+        "add",
+        {"kind": "fact", "content": "Dislikes shellfish"},
+        evidence={"source_event_id": "e2"},
+        level="user",
+    )
+    store.decide(ALICE, p.id, "reject")
+    store.decide(ALICE, done.proposal_id, "approve")
+    assert emb.documents == 1
+    # Another owner's records are never embedded by Alice's commit.
+    store.add(BOB, "fact", "Bob goes hiking too")
+    _approve(store, "Works as a database engineer", "e3")
+    assert emb.documents == 2
+    assert store.index_embeddings(BOB) == 1
+
+
+def test_a_failing_model_at_commit_keeps_the_commit(vmake, caplog):
+    store = vmake(BrokenDocumentEmbeddings())
+    store.enable_embeddings()
+    with caplog.at_level(logging.WARNING, logger="memory_graph"):
+        done = _approve(store, "Enjoys hiking in the mountains", "e1")
+    assert done.status == "approved"
+    assert [r.content for r in store.list_records(ALICE)] == ["Enjoys hiking in the mountains"]
+    assert "index_embeddings will catch up" in caplog.text
+
+
+def test_a_commit_without_enabled_vectors_embeds_nothing(vmake):
+    emb = TrigramEmbeddings()
+    store = vmake(emb)  # embeddings configured, pgvector table never enabled
+    assert _approve(store, "Enjoys hiking in the mountains", "e1").status == "approved"
+    assert emb.documents == 0

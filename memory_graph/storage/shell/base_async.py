@@ -11,10 +11,12 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from psycopg_pool import AsyncConnectionPool
 
+from ...identity import Owner
 from ...time import Clock
-from ...types import Limits
+from ...types import CommitResult, Limits
 from ..driver import Op, PoolOptions, map_unavailable, run_async, without_deadline
-from .common import StoreBase
+from ..ops.vector import embeddings_ready_op, pending_embeddings_op, write_embeddings_op
+from .common import StoreBase, embedding_catch_up_failed
 
 if TYPE_CHECKING:
     from langchain_core.embeddings import Embeddings
@@ -22,6 +24,8 @@ if TYPE_CHECKING:
 __all__ = ["AsyncStoreShell"]
 
 T = TypeVar("T")
+_CATCH_UP = 64
+"""Records embedded after one commit at most (a backlog is left to ``index_embeddings``)."""
 
 
 class AsyncStoreShell(StoreBase):
@@ -53,3 +57,28 @@ class AsyncStoreShell(StoreBase):
 
     async def _read(self, op: Op[T]) -> T:
         return await self._run(op, autocommit=True)
+
+    async def _embed_committed(self, owner: Owner, result: CommitResult | None) -> None:
+        """After a commit (outside its transaction): embed the owner's records that lack a
+        vector, when hybrid recall is configured and enabled in the database, so an approved
+        memory is found by meaning at the next recall. A failure is logged, never raised: the
+        commit stands, and the next commit or ``index_embeddings`` catches up."""
+        if self._embeddings is None or self._vectors_ready is False:
+            return
+        if result is None or result.status != "approved" or result.record_id is None:
+            return
+        try:
+            if self._vectors_ready is None:
+                self._vectors_ready = await self._read(embeddings_ready_op())
+            if not self._vectors_ready:
+                return
+            now = self._clock()
+            pending = await self._read(pending_embeddings_op(owner, self._model, now=now))
+            if pending:
+                texts = [p.text for p in pending[:_CATCH_UP]]
+                vectors = await self._embeddings.aembed_documents(texts)
+                await self._run(
+                    write_embeddings_op(owner, self._model, pending[:_CATCH_UP], vectors)
+                )
+        except Exception as exc:  # the commit stands; index_embeddings catches up
+            embedding_catch_up_failed(exc)

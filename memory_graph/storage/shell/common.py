@@ -28,7 +28,7 @@ from ..ops.search import SearchArgs, validate_search_args
 if TYPE_CHECKING:
     from langchain_core.embeddings import Embeddings
 
-__all__ = ["StoreBase", "pool_kwargs"]
+__all__ = ["StoreBase", "embedding_catch_up_failed", "pool_kwargs"]
 
 _log = logging.getLogger("memory_graph")
 
@@ -45,6 +45,15 @@ class _Adapters:
 
 
 _ADAPTERS = _Adapters()
+
+
+def embedding_catch_up_failed(exc: BaseException) -> None:
+    """Log a failed embedding after a commit (the commit stands)."""
+    _log.warning(
+        "embedding after a commit failed (%s: %s); index_embeddings will catch up",
+        type(exc).__name__,
+        exc,
+    )
 
 
 def pool_kwargs() -> dict[str, Any]:

@@ -94,9 +94,14 @@ class ProposalMethods(StoreShell):
         message: str | None = None,
         actor: str = "human",
     ) -> CommitResult:
-        """Approve, edit or reject a proposal; the final status is returned as data."""
+        """Approve, edit or reject a proposal; the final status is returned as data.
+
+        With hybrid recall configured and enabled, an approved write is embedded right
+        after its commit, outside the transaction (a model failure is logged; the commit
+        stands and :meth:`index_embeddings` catches up).
+        """
         check_owner(owner)
-        return self._run(
+        result = self._run(
             P.decide_op(
                 owner,
                 proposal_id,
@@ -108,6 +113,8 @@ class ProposalMethods(StoreShell):
                 limits=self._limits,
             )
         )
+        self._embed_committed(owner, result)
+        return result
 
     # --- grants ---------------------------------------------------------------------------
 
@@ -143,13 +150,18 @@ class ProposalMethods(StoreShell):
     def decide_with_grant(
         self, owner: Owner, proposal_id: str, grant_id: str
     ) -> CommitResult | None:
-        """Approve under a grant if it allows; otherwise ``None`` (the proposal stays pending)."""
+        """Approve under a grant if it allows; otherwise ``None`` (the proposal stays pending).
+
+        An approved write is embedded after the commit, as in :meth:`decide`.
+        """
         check_owner(owner)
-        return self._run(
+        result = self._run(
             G.decide_with_grant_op(
                 owner, proposal_id, grant_id, clock=self._clock, limits=self._limits
             )
         )
+        self._embed_committed(owner, result)
+        return result
 
     def import_document(
         self, owner: Owner, document: Any, *, thread_id: str | None = None
