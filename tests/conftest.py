@@ -53,6 +53,7 @@ BOTH_SERVERS = frozenset(
         "test_runtime_faults.py",
         "test_schema_upgrade.py",
         "test_search_sql.py",
+        "test_server_embeddings.py",
         "test_setup.py",
         "test_store_proposals.py",
         "test_store_records.py",
