@@ -69,6 +69,7 @@ from ._metrics import ends_turn, measured
 from ._nodes import create_extract_memories, create_recall, turn_entry
 from ._owner import acheck_run, check_run, check_thread_owner, saver_check, with_proof
 from ._prompt import DEFAULT_INSTRUCTIONS, build_system_prompt
+from ._redact import REDACT_ATTR, redact_input, redact_supersteps, redacts_input
 from ._review import create_review_memories
 from ._state import MemoryState
 from ._tools import create_memory_tools
@@ -303,8 +304,9 @@ def build_memory_graph(
             in a ``<tool_evidence>`` manifest and give the model ``read_evidence``.
         message_window: maps the state's messages to the ones the model sees (e.g. a
             ``trim_messages`` partial); ``None`` shows them all.
-        redact_blocked: mask what the guard blocks in the human messages kept in the state
-            (``nodes._redact``; off by default, the model then never sees the masked text).
+        redact_blocked: mask what the guard blocks in the human messages before they are
+            first saved: the compiled graph masks each run's input (``nodes._redact``), so
+            no checkpoint holds the text and the model never sees it (off by default).
 
     Returns:
         The ``StateGraph`` (a :class:`MemoryGraphBuilder`); compile it with a checkpointer
@@ -336,18 +338,18 @@ def build_memory_graph(
         turn_entry, extractor=extractor, redact_blocked=redact_blocked, budgets=budgets
     )
     builder.add_node("recall", create_recall(store, **budgets))
-    builder.add_node(
-        "agent",
-        _create_model_node(
-            model,
-            all_tools,
-            store,
-            entry,
-            instructions=instructions,
-            evidence=evidence,
-            message_window=message_window,
-        ),
+    model_node = _create_model_node(
+        model,
+        all_tools,
+        store,
+        entry,
+        instructions=instructions,
+        evidence=evidence,
+        message_window=message_window,
     )
+    if redact_blocked:  # the compiled graph masks its runs' input (MemoryAgentGraph)
+        setattr(model_node, REDACT_ATTR, True)
+    builder.add_node("agent", model_node)
     builder.add_node("review_memories", create_review_memories(store, policy=policy))
     # The turn's entry (context, first recall, extraction) runs in the model node: a plain
     # turn is one superstep, like a bare model graph.
@@ -403,10 +405,28 @@ class MemoryAgentGraph(CompiledStateGraph[MemoryState, MemoryContext, MemoryStat
     run's input or emits a chunk: another principal gets ``ThreadOwnerError``, whatever the
     input (a message, ``Command(resume=...)``, ``Command(update=...)``) or stream mode, and
     the thread and its pending review are unchanged. ``copy``/``with_config`` keep the class.
+    A graph holding a node made with ``redact_blocked=True`` masks the human messages of the
+    run's input (and of ``update_state`` values) before LangGraph saves them
+    (:func:`~nodes._redact.redact_input`).
     """
 
     default_durability: Durability | None = None
     """The ``durability`` a run gets when its caller passes none (LangGraph's default: none)."""
+
+    def _masked(self, value: Any) -> Any:
+        return redact_input(value)[0] if redacts_input(self) else value
+
+    def bulk_update_state(self, config: Any, supersteps: Any) -> Any:
+        """``update_state`` goes through here: its values are masked like a run's input."""
+        if redacts_input(self):
+            supersteps = redact_supersteps(supersteps)
+        return super().bulk_update_state(config, supersteps)
+
+    async def abulk_update_state(self, config: Any, supersteps: Any) -> Any:
+        """Async twin of :meth:`bulk_update_state`."""
+        if redacts_input(self):
+            supersteps = redact_supersteps(supersteps)
+        return await super().abulk_update_state(config, supersteps)
 
     def _durable(self, kwargs: dict[str, Any]) -> dict[str, Any]:
         if kwargs.get("durability") is None and self.default_durability is not None:
@@ -415,7 +435,9 @@ class MemoryAgentGraph(CompiledStateGraph[MemoryState, MemoryContext, MemoryStat
 
     def stream(self, input: Any, config: Any = None, **kwargs: Any) -> Iterator[Any]:  # type: ignore[override]  # noqa: A002
         proof = check_run(self, config, kwargs.get("context"))
-        return super().stream(input, with_proof(config, proof), **self._durable(kwargs))
+        return super().stream(
+            self._masked(input), with_proof(config, proof), **self._durable(kwargs)
+        )
 
     async def astream(  # type: ignore[override]
         self,
@@ -425,7 +447,7 @@ class MemoryAgentGraph(CompiledStateGraph[MemoryState, MemoryContext, MemoryStat
     ) -> AsyncIterator[Any]:
         proof = await acheck_run(self, config, kwargs.get("context"))
         async for chunk in super().astream(
-            input, with_proof(config, proof), **self._durable(kwargs)
+            self._masked(input), with_proof(config, proof), **self._durable(kwargs)
         ):
             yield chunk
 

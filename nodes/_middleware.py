@@ -18,12 +18,16 @@ Extraction runs in the model node, after the answer: it reads only the human mes
 (all there before the model answers) and never re-runs when the review resumes (LangGraph
 re-runs only the interrupted node, ``after_agent``). Its model call is tagged
 ``nostream``. ``langchain`` is imported here only: ``nodes`` itself never needs it.
+
+``protect(agent)`` adds what a hook cannot do, because LangGraph saves a run's input before
+the first hook runs: the owner check and, with ``redact_blocked=True``, the masking of the
+input's human messages happen before that save (``nodes._redact``).
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar
 
 from langchain.agents.middleware import (
     AgentMiddleware,
@@ -50,6 +54,7 @@ from ._metrics import TurnMetricsJSON, merge_metrics
 from ._nodes import Node, create_extract_memories, create_load_user_context, create_recall
 from ._owner import STORE_ATTR, acheck_run, check_run, with_proof
 from ._prompt import build_system_prompt
+from ._redact import redact_input, redact_supersteps
 from ._review import create_review_memories
 from ._state import CommitResultJSON, ExtractionReportJSON, Goal, ProposalJSON, Task
 from ._tools import create_memory_tools
@@ -139,7 +144,13 @@ class MemoryMiddleware(AgentMiddleware[MemoryAgentState, Any]):
         recall_limit: recall record limit (store default when ``None``).
         recall_max_bytes: recall byte budget (store default when ``None``).
         recall_max_tokens: recall token budget (store default when ``None``).
-        redact_blocked: mask what the guard blocks in the human messages kept in the state.
+        redact_blocked: mask what the guard blocks in the human messages. On an agent
+            passed to :meth:`protect`, each run's input is masked before LangGraph saves
+            it, so no checkpoint holds the text and neither the model nor the extractor
+            sees it; the report counts the masks. Without ``protect`` only the state after
+            the turn's extraction is masked: the run's input checkpoint and the model's
+            first call of the turn still hold the text (until
+            ``saver.prune([thread_id], strategy="keep_latest")`` or a sweep).
 
     Raises:
         IdentityMissingError: (when the agent runs) no ``user_id`` in the run's context.
@@ -195,7 +206,9 @@ class MemoryMiddleware(AgentMiddleware[MemoryAgentState, Any]):
         hooks refuse another principal (``ThreadOwnerError``) before any model call or
         memory read, but the refused input would already be in the thread; on the protected
         agent, ``invoke``/``stream`` (and their async twins) check first, as the prebuilt
-        agent does, so it never lands. ``agent`` is changed in place.
+        agent does, so it never lands. With ``redact_blocked=True`` the protected agent
+        also masks the human messages of each run's input before LangGraph saves it
+        (``nodes._redact``). ``agent`` is changed in place.
 
         Raises:
             ConfigurationError: ``agent`` is not a compiled graph built with this middleware
@@ -218,6 +231,8 @@ class MemoryMiddleware(AgentMiddleware[MemoryAgentState, Any]):
             agent.__class__ = type(
                 f"Checked{type(agent).__name__}", (_CheckedRuns, type(agent)), {}
             )
+        if self._redact and not getattr(agent, "masks_input", False):  # copies keep it
+            agent.__class__ = type(type(agent).__name__, (type(agent),), {"masks_input": True})
         return agent
 
     # -- running a node of this package ---------------------------------------------------
@@ -306,9 +321,27 @@ class MemoryMiddleware(AgentMiddleware[MemoryAgentState, Any]):
 class _CheckedRuns(CompiledStateGraph[Any, Any, Any, Any]):
     """Runs check the thread's owner before LangGraph saves their input (``protect``)."""
 
+    masks_input: ClassVar[bool] = False
+    """Mask the input's human messages before it is saved (``redact_blocked=True``)."""
+
+    def _masked(self, value: Any) -> Any:
+        return redact_input(value)[0] if self.masks_input else value
+
+    def bulk_update_state(self, config: Any, supersteps: Any) -> Any:
+        """``update_state`` goes through here: its values are masked like a run's input."""
+        if self.masks_input:
+            supersteps = redact_supersteps(supersteps)
+        return super().bulk_update_state(config, supersteps)
+
+    async def abulk_update_state(self, config: Any, supersteps: Any) -> Any:
+        """Async twin of :meth:`bulk_update_state`."""
+        if self.masks_input:
+            supersteps = redact_supersteps(supersteps)
+        return await super().abulk_update_state(config, supersteps)
+
     def stream(self, input: Any, config: Any = None, **kwargs: Any) -> Iterator[Any]:  # type: ignore[override]  # noqa: A002
         proof = check_run(self, config, kwargs.get("context"))
-        return super().stream(input, with_proof(config, proof), **kwargs)
+        return super().stream(self._masked(input), with_proof(config, proof), **kwargs)
 
     async def astream(  # type: ignore[override]
         self,
@@ -317,7 +350,9 @@ class _CheckedRuns(CompiledStateGraph[Any, Any, Any, Any]):
         **kwargs: Any,
     ) -> AsyncIterator[Any]:
         proof = await acheck_run(self, config, kwargs.get("context"))
-        async for chunk in super().astream(input, with_proof(config, proof), **kwargs):
+        async for chunk in super().astream(
+            self._masked(input), with_proof(config, proof), **kwargs
+        ):
             yield chunk
 
 

@@ -32,7 +32,7 @@ from ._core import (
 from ._drive import Call, Op, drive_async, drive_sync, is_async_store
 from ._metrics import measured
 from ._owner import STORE_ATTR, check_thread_owner, config_thread_id
-from ._redact import redact_messages
+from ._redact import REDACT_ATTR, count_masks, redact_messages
 from ._state import ExtractionReportJSON, MemoryState, ProposalJSON, proposal_to_json
 
 __all__ = [
@@ -45,6 +45,8 @@ __all__ = [
 ]
 
 Node = Callable[..., Any]
+MAX_BLOCKED = 1_000_000
+"""The most a category counts in one report (``note_blocked`` takes counts up to this)."""
 
 
 def _owned(
@@ -273,6 +275,8 @@ def _extract(
         )
         candidates = list(extracted.candidates)
         categories: Counter[str] = Counter(dict(extracted.blocked_categories))
+        if redact_blocked:  # what the run's input masking blocked: the masks, by category
+            categories.update(count_masks(humans))
         uncategorised = extracted.blocked_count - sum(categories.values())
         if uncategorised > 0:
             categories["other"] += uncategorised
@@ -335,7 +339,9 @@ def _extract(
                 else:
                     if proposal.status == "pending":  # not one the owner rejected before
                         created.append(proposal)
-        if categories:  # content-free counts, for `memory-graph stats`
+        # content-free counts, for `memory-graph stats` (typed masks can only inflate them)
+        categories = Counter({k: min(n, MAX_BLOCKED) for k, n in categories.items() if n > 0})
+        if categories:
             yield Call("note_blocked", (owner, dict(categories)), {"thread_id": thread_id})
         report["blocked"] = sum(categories.values())
         report["blocked_categories"] = dict(sorted(categories.items()))
@@ -374,9 +380,11 @@ def create_extract_memories(
         store: a ``MemoryStore`` or ``AsyncMemoryStore``; ``None`` uses ``runtime.store``.
         extractor: a runnable from ``memory_graph.extraction.create_extractor``; ``None`` uses
             the offline pattern extractor.
-        redact_blocked: mask what the guard blocks in the new human messages kept in the
-            state (off by default: the model then never sees the masked text; see
-            ``nodes._redact``).
+        redact_blocked: mask what the guard blocks in the new human messages (off by
+            default; see ``nodes._redact``). A graph compiled from ``MemoryGraphBuilder``
+            that holds this node masks each run's input before it is saved, and the report
+            counts those masks; in any other graph the node masks the state after
+            extraction, and the run's input checkpoint keeps the text until pruned.
 
     Returns:
         The node function, named ``extract_memories``.
@@ -389,7 +397,10 @@ def create_extract_memories(
             )
         )
 
-    return _make_node(store, "extract_memories", body)
+    node = _make_node(store, "extract_memories", body)
+    if redact_blocked:
+        setattr(node, REDACT_ATTR, True)
+    return node
 
 
 # -- the turn's entry (run by the prebuilt agent's model node) ------------------------------

@@ -1,5 +1,5 @@
-"""Redaction (issue 12 §2): the extraction node masks what the guard blocks in the human
-message kept in the thread's state (opt-in)."""
+"""Redaction (issue 12 §2): what the guard blocks is masked in the human message kept in the
+thread's state (opt-in); before the input is first saved: ``test_redact_input.py``."""
 
 from __future__ import annotations
 
@@ -69,8 +69,6 @@ def _run(pg_dsn: str, redact: bool) -> tuple[Any, Any]:
         h.store.claim_thread(ALICE, "r1")
         out = h.invoke(turn(SAID), cfg("r1"), context={"user_id": "alice"})
         human = [m for m in h.get_state(cfg("r1")).values["messages"] if m.type == "human"]
-        if redact:
-            h.saver.prune(["r1"], strategy="keep_latest")
         return out, human
 
 
@@ -79,8 +77,9 @@ def test_graph_redacts_in_state_when_enabled(pg_dsn: str) -> None:
     assert len(human) == 1
     assert "diabetes" not in human[0].content and "[redacted: health]" in human[0].content
     assert "Zorbulon" in human[0].content
-    assert out["extraction"]["proposed"] == 2  # extraction saw the original text
-    # After pruning the thread's history, the blocked text is nowhere in the database.
+    assert out["extraction"]["proposed"] == 2  # the unblocked sentences still propose
+    assert out["extraction"]["blocked_categories"] == {"health": 1}  # counted from the mask
+    # The input was masked before it was first saved: no prune is needed.
     assert scan(pg_dsn, ["diabetes"]) == {"diabetes": []}
 
 
