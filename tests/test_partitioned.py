@@ -11,12 +11,16 @@ of ``.ci/test``).
 
 from __future__ import annotations
 
+import os
 import re
+import tempfile
+import uuid
 from collections.abc import Iterator
 from typing import Any
 
 import psycopg
 import pytest
+from psycopg.conninfo import make_conninfo
 
 from memory_graph import ConfigurationError, MemoryStore, Owner
 from memory_graph.storage.driver import PoolOptions, open_pool
@@ -168,6 +172,41 @@ def test_a_partitioned_database_refuses_another_count(
         assert _layout(conn)["mg_records"] == ("scope_id", N)
 
 
+@pytest.fixture(scope="module")
+def vector_server_dsn(pg_server_dsn: str) -> str:
+    """A server with pgvector: the embedded one (the system server lacks pgvector)."""
+    if not os.environ.get("MEMORY_GRAPH_TEST_DSN"):
+        return pg_server_dsn
+    from memory_graph.storage.server.embedded import start_embedded
+
+    return start_embedded(tempfile.mkdtemp(prefix="mg-test-vec-"))
+
+
+def test_the_vector_table_follows_the_recorded_count(vector_server_dsn: str) -> None:
+    from test_hybrid import TrigramEmbeddings
+
+    name = f"mg_test_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(vector_server_dsn, autocommit=True) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+    dsn = make_conninfo(vector_server_dsn, dbname=name)
+    try:
+        with MemoryStore.from_dsn(dsn, max_size=2, embeddings=TrigramEmbeddings()) as store:
+            store.setup(partitions=4)
+            store.enable_embeddings()
+            store.add(ALICE, "fact", "Alice grows tomatoes on the balcony")
+            store.add(BOB, "fact", "Bob keeps bees")
+            assert store.index_embeddings(ALICE) == 1 and store.index_embeddings(BOB) == 1
+            hits = store.search(ALICE, "tomato balcony")
+            assert [h.record.content for h in hits][:1] == ["Alice grows tomatoes on the balcony"]
+            assert store.forget_user(ALICE.user_id).rows["mg_embeddings"] == 1
+        with psycopg.connect(dsn) as conn:
+            assert _layout(conn)["mg_embeddings"] == ("scope_id", 4)
+            assert conn.execute("SELECT count(*) FROM mg_embeddings").fetchone() == (1,)
+    finally:
+        with psycopg.connect(vector_server_dsn, autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
 # --- the hot statements, captured from the store's connections ------------------------------
 
 
@@ -243,13 +282,24 @@ def test_each_hot_statement_touches_one_partition(recorded: MemoryStore, pg_dsn:
         "claim thread": lambda: store.claim_thread(ALICE, "t-1"),
         "check thread": lambda: store.check_thread(ALICE, "t-1"),
         "propose": lambda: store.propose(
-            ALICE, "add", {"kind": "fact", "content": "Alice cooks with tomatoes"},
-            level="user", thread_id="t-1", idempotency_key="k1",
+            ALICE,
+            "add",
+            {"kind": "fact", "content": "Alice cooks with tomatoes"},
+            level="user",
+            thread_id="t-1",
+            idempotency_key="k1",
         ),
         "turn entry": lambda: store._turn_entry(
-            ALICE, thread_id="t-1",
-            recall={"task_step": None, "latest_input": "tomatoes", "goal": None,
-                    "limit": None, "max_bytes": None, "max_tokens": None},
+            ALICE,
+            thread_id="t-1",
+            recall={
+                "task_step": None,
+                "latest_input": "tomatoes",
+                "goal": None,
+                "limit": None,
+                "max_bytes": None,
+                "max_tokens": None,
+            },
         ),
         "recall snapshot": lambda: store.snapshot(ALICE, latest_input="what do I cook"),
         "search": lambda: store.search(ALICE, "tomatoes"),
