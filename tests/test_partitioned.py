@@ -3,7 +3,8 @@
 ``setup(partitions=8)`` hash-partitions every ``mg_*`` table on its distribution key
 (``scope_id``; ``thread_id`` for the thread directory ``mg_threads``). Every key and unique
 index includes that key, and each statement the store sends on the per-user paths (recall,
-turn entry, propose, decide, audit, forget) reads and writes one partition of each table:
+turn entry, propose, decide, audit, forget, and the other per-user calls) reads and writes one
+partition of each table (a user's thread listing and forget scan the thread directory):
 ``EXPLAIN`` of the statements captured from the store's own connections says so. The rest of
 the store suite runs on a partitioned database in CI (``MEMORY_GRAPH_PARTITIONS=8``, a stage
 of ``.ci/test``).
@@ -16,6 +17,7 @@ import re
 import tempfile
 import uuid
 from collections.abc import Iterator
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import psycopg
@@ -272,6 +274,30 @@ def _run(store: MemoryStore, call: Any) -> list[tuple[str, Any]]:
     return list(_Recorder.sent)
 
 
+def _record_writes(store: MemoryStore) -> None:
+    added = store.add(ALICE, "fact", "Alice walks to work", level="user")
+    assert added.record_id is not None
+    record = store.reinforce(ALICE, added.record_id, source_event_id="m-1")
+    replaced = store.replace(
+        ALICE, added.record_id, "Alice cycles to work", base_version=record.version
+    )
+    assert replaced.record_id is not None and replaced.version is not None
+    store.remove(ALICE, replaced.record_id, base_version=replaced.version)
+
+
+def _grant(store: MemoryStore) -> None:
+    grant = store.create_grant(
+        ALICE,
+        expires_at=datetime.now(timezone.utc) + timedelta(hours=1),
+        kinds=["fact"],
+        operations=["add"],
+        max_mutations=2,
+        max_bytes=200,
+    )
+    p = store.propose(ALICE, "add", {"kind": "fact", "content": "Alice bakes bread"}, level="user")
+    store.decide_with_grant(ALICE, p.id, grant.id)
+
+
 def test_each_hot_statement_touches_one_partition(recorded: MemoryStore, pg_dsn: str) -> None:
     store = recorded
     for owner in (ALICE, BOB, Owner("carol"), Owner("dave", agent="coder")):
@@ -308,6 +334,16 @@ def test_each_hot_statement_touches_one_partition(recorded: MemoryStore, pg_dsn:
         "decide": lambda: store.decide(ALICE, store.list_pending(ALICE)[0].id, "approve"),
         "set preference": lambda: store.set_preference(ALICE, "reply.tone", "short"),
         "audit read": lambda: store.audit_log(ALICE),
+        "profile": lambda: (store.patch_profile(ALICE, {"name": "Al"}), store.get_profile(ALICE)),
+        "persona": lambda: (
+            store.set_persona(ALICE, assistant_values="kind"),
+            store.get_persona(ALICE),
+        ),
+        "preferences": lambda: store.get_preferences(ALICE),
+        "record writes": lambda: _record_writes(store),
+        "grant": lambda: _grant(store),
+        "export": lambda: (store.export(ALICE), store.memory_md(ALICE)),
+        "list threads": lambda: store.list_threads(ALICE),
         "forget": lambda: store.forget_user(ALICE.user_id),
     }
     seen: set[str] = set()
@@ -319,9 +355,9 @@ def test_each_hot_statement_touches_one_partition(recorded: MemoryStore, pg_dsn:
         for text, by_table in touched:
             seen |= set(by_table)
             for table, parts in by_table.items():
-                if name == "forget" and table in THREAD_DIRECTORY:
+                if name in ("forget", "list threads") and table in THREAD_DIRECTORY:
                     # The documented cross-shard statements: a user's thread claims are
-                    # found and erased by scope_id in the thread directory.
+                    # listed and erased by scope_id in the thread directory.
                     if len(parts) == N:
                         cross.append(text)
                     continue
