@@ -47,6 +47,7 @@ BOTH_SERVERS = frozenset(
         "test_graph_approval.py",
         "test_hybrid.py",
         "test_offline_experience.py",
+        "test_partitioned.py",
         "test_privacy_forget.py",
         "test_readme.py",
         "test_recall_pool.py",

@@ -138,13 +138,17 @@ def _checkpoint_tables() -> Op[list[str]]:
 
 
 def _scoped_tables() -> Op[list[str]]:
-    """Every ``mg_*`` base table with a ``scope_id`` column, in erasure order (no audit)."""
+    """Every ``mg_*`` table with a ``scope_id`` column, in erasure order (no audit).
+
+    A partitioned table is one table: its partitions (``setup(partitions=N)``) are left out,
+    so each delete names the parent and touches the user's partition only.
+    """
     rows = yield Query(
-        "SELECT c.table_name AS name FROM information_schema.columns c "
-        "JOIN information_schema.tables t ON t.table_schema = c.table_schema "
-        "AND t.table_name = c.table_name WHERE c.table_schema = current_schema() "
-        "AND c.column_name = 'scope_id' AND t.table_type = 'BASE TABLE' "
-        "AND c.table_name LIKE 'mg\\_%%' ORDER BY 1"
+        "SELECT c.relname AS name FROM pg_class c JOIN pg_attribute a ON a.attrelid = c.oid "
+        "WHERE c.relnamespace = (SELECT oid FROM pg_namespace WHERE nspname = current_schema()) "
+        "AND c.relkind IN ('r', 'p') "
+        "AND NOT c.relispartition AND a.attname = 'scope_id' AND NOT a.attisdropped "
+        "AND c.relname LIKE 'mg\\_%%' ORDER BY 1"
     )
     names = [r["name"] for r in rows if r["name"] != "mg_audit"]
     head = [n for n in _FIRST if n in names]

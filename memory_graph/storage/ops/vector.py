@@ -32,6 +32,7 @@ from ...time import Clock
 from ...types import Disagreement, Limits, Record, SearchHit
 from ...validate import KINDS, TRUSTS, aware
 from ..driver import Op, Query
+from ..partitions import partitioned_sql
 from ..schema import SETUP_LOCK_KEY
 from .recall_cache import RecallCache
 from .rows import RECORD_COLS, knowledge_from_json, record_from_row, visible
@@ -109,7 +110,9 @@ def enable_embeddings_op() -> Op[None]:
         raise ConfigurationError("memory-graph tables are missing: call `store.setup()` first")
     if not row["available"]:
         raise ConfigurationError(NO_PGVECTOR)
-    yield Query(EMBEDDINGS_SQL, fetch="none")
+    # Partitioned like the migrations' tables when setup() partitioned them.
+    meta = yield Query("SELECT value FROM mg_meta WHERE key = 'partitions'", fetch="one")
+    yield Query(partitioned_sql(EMBEDDINGS_SQL, int(meta["value"]) if meta else 0), fetch="none")
 
 
 def embeddings_ready_op() -> Op[bool]:

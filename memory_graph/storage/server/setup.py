@@ -8,6 +8,7 @@ from typing import Any
 
 from ...recall.tokenize import TOKENIZER_VERSION, index_tokens
 from ..driver import Op, Query
+from ..partitions import partitioned_sql, partitions_option, resolve_partitions
 from ..schema import MIGRATIONS, SETUP_LOCK_KEY
 
 __all__ = ["resolve_dsn", "setup_op"]
@@ -43,7 +44,7 @@ def _knowledge_from_json(raw: Any) -> Any:
     )
 
 
-def setup_op() -> Op[list[int]]:
+def setup_op(partitions: int | None = None) -> Op[list[int]]:
     """Apply pending migrations, then re-tokenize the records if the tokenizer changed.
 
     Recall tokenizes records in process (:mod:`..ops.recall_cache`); the rewrite of
@@ -52,16 +53,39 @@ def setup_op() -> Op[list[int]]:
 
     Runs in one transaction under an advisory lock, so concurrent ``setup()`` calls are safe
     and a failure leaves nothing half-applied. Returns the versions applied by this call.
+
+    Args:
+        partitions: hash-partition the tables into this many partitions on a database
+            without memory-graph tables (:mod:`..partitions`); default
+            ``$MEMORY_GRAPH_PARTITIONS``, else what the database has (plain tables on a
+            new one). ``0``: plain tables.
+
+    Raises:
+        ConfigurationError: ``partitions`` is not an integer in ``0..1024``, or differs from
+            how the database was set up.
     """
+    return _setup(partitions_option(partitions))
+
+
+def _setup(wanted: int | None) -> Op[list[int]]:
     yield Query("SELECT pg_advisory_xact_lock(%s)", (SETUP_LOCK_KEY,), fetch="none")
     yield Query(MIGRATIONS[0], fetch="none")
     rows = yield Query("SELECT v FROM mg_migrations")
     done = {r["v"] for r in rows}
+    row = yield Query("SELECT value FROM mg_meta WHERE key = 'partitions'", fetch="one")
+    recorded = int(row["value"]) if row is not None else None
+    partitions = resolve_partitions(wanted, recorded=recorded, fresh=not done)
+    if partitions and recorded is None:
+        yield Query(
+            "INSERT INTO mg_meta (key, value) VALUES ('partitions', %s)",
+            (str(partitions),),
+            fetch="none",
+        )
     applied: list[int] = []
     for version, sql in enumerate(MIGRATIONS):
         if version in done:
             continue
-        yield Query(sql, fetch="none")
+        yield Query(partitioned_sql(sql, partitions), fetch="none")
         yield Query("INSERT INTO mg_migrations (v) VALUES (%s)", (version,), fetch="none")
         applied.append(version)
     row = yield Query("SELECT value FROM mg_meta WHERE key = 'tokenizer_version'", fetch="one")

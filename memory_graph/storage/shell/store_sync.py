@@ -164,12 +164,23 @@ class MemoryStore(
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def setup(self) -> list[int]:
+    def setup(self, *, partitions: int | None = None) -> list[int]:
         """Apply pending migrations (idempotent). Returns the versions applied now.
 
         Not bounded by ``call_timeout``: a migration may take long on a large database.
+
+        Args:
+            partitions: on a database without memory-graph tables, hash-partition every
+                table on its distribution key (``scope_id``; ``thread_id`` for the thread
+                directory) into this many partitions (ARCHITECTURE.md, "Scaling out");
+                ``0``: plain tables. Default ``$MEMORY_GRAPH_PARTITIONS``, else what the
+                database was set up with. The count is chosen once, by the first setup.
+
+        Raises:
+            ConfigurationError: ``partitions`` is not an integer in ``0..1024``, or differs
+                from how the database was set up.
         """
-        return self._run(setup_op(), deadline=False)
+        return self._run(setup_op(partitions), deadline=False)
 
     def list_page(
         self,
