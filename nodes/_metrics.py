@@ -184,8 +184,10 @@ def emit_turn(record: Mapping[str, Any]) -> None:
         from langgraph.config import get_stream_writer
 
         get_stream_writer()({"memory_metrics": data})
-    except RuntimeError:
-        pass  # called outside a runnable context (no stream to write to)
+    except (RuntimeError, KeyError):
+        # Outside a runnable context, or in a router that ``update_state`` runs outside a
+        # run (no runtime in its config): there is no stream to write to.
+        pass
     METRICS_LOGGER.info(
         "memory turn: %d proposed, %d blocked, %d recalled",
         data.get("proposals_created", 0),

@@ -203,3 +203,28 @@ def test_stored_text_that_imitates_record_lines_is_not_counted(pg_dsn: str) -> N
         )
         (record,) = _records(chunks)
         assert record["recall_hits"] == 1
+
+
+def test_a_state_update_as_the_model_node_emits_without_a_stream(pg_dsn: str) -> None:
+    """``update_state(..., as_node="agent")`` runs the agent's router outside a run (no
+    stream writer): the turn's record goes to logging and exporters, and nothing raises
+    (it raised ``KeyError: '__pregel_runtime'``)."""
+    from langchain_core.messages import AIMessage
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from memory_graph import MemoryStore
+    from nodes import OfflineChatModel, create_memory_agent
+
+    exported: list[dict[str, Any]] = []
+    add_metrics_exporter(exported.append)
+    try:
+        with MemoryStore.from_dsn(pg_dsn) as store:
+            store.setup()
+            graph = create_memory_agent(OfflineChatModel(), store, checkpointer=InMemorySaver())
+            config = {"configurable": {"thread_id": "u1"}}
+            graph.invoke({"messages": [("user", "hello")]}, config, context=CTX)
+            graph.update_state(config, {"messages": [AIMessage("noted")]}, as_node="agent")
+            assert graph.get_state(config).values["messages"][-1].content == "noted"
+    finally:
+        remove_metrics_exporter(exported.append)
+    assert exported  # the invoke's turn at least
