@@ -26,7 +26,7 @@ from psycopg import errors as pgerrors
 
 from ...errors import ConfigurationError
 from ...identity import Owner
-from ...recall.hybrid import RRF_K, rrf, vector_literal
+from ...recall.hybrid import fuse_legs, vector_literal
 from ...recall.tokenize import index_text
 from ...time import Clock
 from ...types import Disagreement, Limits, Record, SearchHit
@@ -322,11 +322,8 @@ DENSE_WEIGHT = 1.0
 is 1)."""
 
 DENSE_FUSED = 5
-"""How many of the dense ranking's first places enter the fusion; its later places only fill
-after every fused one. The dense leg's head is where it is reliable: fusing its whole depth
-let its tail of near-equal similarities push lexical hits out of the top 10 (multilingual-e5
-on a Chinese suite of specific questions: recall@10 0.902 -> 0.837 fused whole, 0.892 with 5);
-with MiniLM on English chats and LoCoMo, fusing 5 kept or raised every figure of fusing all."""
+"""How many of the dense ranking's first places enter the fusion
+(:func:`memory_graph.recall.hybrid.fuse_legs`); its later places only fill after them."""
 
 
 def fusion_depth(limit: int, limits: Limits) -> int:
@@ -394,16 +391,12 @@ def hybrid_search_op(
     )
     dense = yield Query(sql, params)
     by_id = {h.record.id: h for h in lexical}
-    dense_ids = [str(row["id"]) for row in dense]
-    w = weight * DENSE_WEIGHT
-    fused = rrf([[h.record.id for h in lexical], dense_ids[:DENSE_FUSED]], weights=(1.0, w))
-    # The dense tail fills after every fused place, scored below all of them.
-    placed = {i for i, _ in fused}
-    fused += [
-        (rid, w / (RRF_K + depth + pos + 1))
-        for pos, rid in enumerate(dense_ids)
-        if rid not in placed
-    ]
+    fused = fuse_legs(
+        [h.record.id for h in lexical],
+        [str(row["id"]) for row in dense],
+        weight=weight * DENSE_WEIGHT,
+        head=DENSE_FUSED,
+    )
     missing = [i for i, _ in fused if i not in by_id]
     records: dict[str, Record] = {}
     if missing:
