@@ -618,3 +618,24 @@ def test_a_commit_without_enabled_vectors_embeds_nothing(vmake):
     store = vmake(emb)  # embeddings configured, pgvector table never enabled
     assert _approve(store, "Enjoys hiking in the mountains", "e1").status == "approved"
     assert emb.documents == 0
+
+
+def test_only_the_dense_head_is_fused_and_its_tail_fills_after():
+    from memory_graph.recall.hybrid import fuse_legs
+
+    lexical = [f"l{i}" for i in range(10)]
+    dense = ["d0", "l3", "d1", "d2", "d3", "d4", "d5", "d6", "l9", "d7"]
+    fused = fuse_legs(lexical, dense, weight=1.0, head=5)
+    ids = [i for i, _ in fused]
+    scores = [s for _, s in fused]
+    assert len(ids) == len(set(ids)) == len(set(lexical) | set(dense))
+    assert scores == sorted(scores, reverse=True) and scores[-1] > 0
+    # Every lexical id precedes every dense id past the head; the head is fused.
+    last_lexical = max(ids.index(i) for i in lexical)
+    assert all(ids.index(d) > last_lexical for d in ("d4", "d5", "d6", "d7"))
+    assert ids[0] == "l3" and ids.index("d0") < ids.index("l2")
+    # Weight 0: the lexical order stands and the dense ids fill after it, in their order.
+    assert [i for i, _ in fuse_legs(lexical, dense, weight=0.0)] == lexical + [
+        "d0", "d1", "d2", "d3", "d4", "d5", "d6", "d7"
+    ]
+    assert fuse_legs([], ["a", "b"], head=1) == [("a", 1 / 61), ("b", pytest.approx(1 / 122))]

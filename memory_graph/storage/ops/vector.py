@@ -26,7 +26,7 @@ from psycopg import errors as pgerrors
 
 from ...errors import ConfigurationError
 from ...identity import Owner
-from ...recall.hybrid import rrf, vector_literal
+from ...recall.hybrid import fuse_legs, vector_literal
 from ...recall.tokenize import index_text
 from ...time import Clock
 from ...types import Disagreement, Limits, Record, SearchHit
@@ -324,6 +324,10 @@ DENSE_WEIGHT = 1.0
 """The dense ranking's weight in the fusion of :func:`hybrid_search_op` (the lexical one's
 is 1)."""
 
+DENSE_FUSED = 5
+"""How many of the dense ranking's first places enter the fusion
+(:func:`memory_graph.recall.hybrid.fuse_legs`); its later places only fill after them."""
+
 
 def fusion_depth(limit: int, limits: Limits) -> int:
     """How many candidates each leg contributes to the fusion of a top-``limit`` search."""
@@ -390,9 +394,11 @@ def hybrid_search_op(
     )
     dense = yield Query(sql, params)
     by_id = {h.record.id: h for h in lexical}
-    fused = rrf(
-        [[h.record.id for h in lexical], [str(row["id"]) for row in dense]],
-        weights=(1.0, weight * DENSE_WEIGHT),
+    fused = fuse_legs(
+        [h.record.id for h in lexical],
+        [str(row["id"]) for row in dense],
+        weight=weight * DENSE_WEIGHT,
+        head=DENSE_FUSED,
     )
     missing = [i for i, _ in fused if i not in by_id]
     records: dict[str, Record] = {}
