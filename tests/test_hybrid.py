@@ -144,7 +144,7 @@ def vector_dsn(vector_server_dsn: str) -> Iterator[str]:
 
 def _opener(request: pytest.FixtureRequest, dsn: str, clock: FakeClock) -> Any:
     opened: list[Callable[[], None]] = []
-    loop = asyncio.new_event_loop() if request.param == "async" else None
+    loop = asyncio.new_event_loop() if request.param.startswith("async") else None
 
     def make(embeddings: Embeddings | None = None) -> Any:
         if loop is None:
@@ -169,11 +169,25 @@ def _opener(request: pytest.FixtureRequest, dsn: str, clock: FakeClock) -> Any:
     return make, close
 
 
-@pytest.fixture(params=["sync", "async"])
+@pytest.fixture(params=["sync", "async", "sync-array", "async-array"])
 def vmake(
-    request: pytest.FixtureRequest, vector_dsn: str, clock: FakeClock
+    request: pytest.FixtureRequest,
+    vector_dsn: str,
+    clock: FakeClock,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> Iterator[Callable[..., Any]]:
-    """``vmake(embeddings=None)``: a set-up store of the parametrised flavour, with pgvector."""
+    """``vmake(embeddings=None)``: a set-up store of the parametrised flavour on a server with
+    pgvector; the ``-array`` flavours store ``real[]`` vectors (what a server without pgvector
+    gets), so every dense-leg test runs on both kinds."""
+    if request.param.endswith("-array"):
+        from memory_graph.storage.ops import vector as V
+        from memory_graph.storage.shell import recall_async, recall_sync
+
+        def arrays(pgvector: bool | None = None) -> Any:
+            return V.enable_embeddings_op(False if pgvector is None else pgvector)
+
+        monkeypatch.setattr(recall_sync, "enable_embeddings_op", arrays)
+        monkeypatch.setattr(recall_async, "enable_embeddings_op", arrays)
     make, close = _opener(request, vector_dsn, clock)
     try:
         yield make
@@ -354,23 +368,33 @@ def _has_pgvector(dsn: str) -> bool:
     return bool(row and row[0])
 
 
-def test_without_pgvector_enable_fails_and_search_is_lexical(smake, pg_dsn):
+def test_without_pgvector_vectors_are_arrays_and_search_is_hybrid(smake, pg_dsn):
+    """A server without pgvector (the system server in CI): until vectors are enabled the
+    model is never called and search is lexical; ``enable_embeddings()`` then stores
+    ``real[]`` vectors and the dense leg finds by meaning, as with pgvector."""
     if _has_pgvector(pg_dsn):
-        pytest.skip("the server under test has pgvector (set MEMORY_GRAPH_TEST_DSN to one without)")
+        pytest.skip("the server under test has pgvector (the -array vmake flavours cover it)")
     emb = TrigramEmbeddings()
     store = smake(emb)
     lexical = smake()
-    with pytest.raises(ConfigurationError, match="install pgvector"):
-        store.enable_embeddings()
     store.add(ALICE, "fact", "Enjoys hiking in the mountains")
     store.add(ALICE, "fact", "Hiking boots are size 42")
     for query in ("hiking", "hikers mountaineering", "", "boots"):
         assert store.search(ALICE, query) == lexical.search(ALICE, query)
-    assert store.search_confirmed(ALICE, "hiking") == lexical.search_confirmed(ALICE, "hiking")
     assert emb.queries == 0  # the model is never called when the database cannot use it
     with pytest.raises(ConfigurationError, match="enable_embeddings"):
         store.index_embeddings(ALICE)
-    assert emb.documents == 0
+    with pytest.raises(ConfigurationError, match="install pgvector"):
+        store.enable_embeddings(pgvector=True)
+    assert store.enable_embeddings() == "array"
+    assert store.enable_embeddings() == "array"  # idempotent
+    with pytest.raises(ConfigurationError, match="already stores array"):
+        store.enable_embeddings(pgvector=True)
+    with pytest.raises(ConfigurationError, match="True, False or None"):
+        store.enable_embeddings(pgvector="yes")
+    assert store.index_embeddings(ALICE) == 2
+    assert lexical.search(ALICE, "mountaineering hikers") == []
+    assert "mountains" in _contents(store.search(ALICE, "mountaineering hikers", limit=1))[0]
 
 
 def test_snapshot_uses_the_dense_leg_after_the_lexical_hits(vmake):
@@ -639,3 +663,14 @@ def test_only_the_dense_head_is_fused_and_its_tail_fills_after():
         "d0", "d1", "d2", "d3", "d4", "d5", "d6", "d7"
     ]
     assert fuse_legs([], ["a", "b"], head=1) == [("a", 1 / 61), ("b", pytest.approx(1 / 122))]
+
+
+def test_unit_literals_for_real_arrays():
+    from memory_graph.storage.ops.vector import unit_literal
+
+    assert unit_literal([3, 4]) == "{0.6,0.8}"
+    assert unit_literal([1e-300, 1e-300]).startswith("{0.7071")  # scaled before rounding
+    assert unit_literal([1.0, 1e-45, -1e-50]) == "{1.0,0.0,0.0}"  # below float4: 0
+    for bad in ([], [0.0, 0.0], [float("nan")], [float("inf"), 1.0]):
+        with pytest.raises(ValueError):
+            unit_literal(bad)

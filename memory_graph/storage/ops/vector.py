@@ -1,7 +1,9 @@
-"""The optional dense leg of recall (pgvector): schema, SQL builders and the ops both twins run.
+"""The optional dense leg of recall: schema, SQL builders and the ops both twins run.
 
 Embeddings are derived index data, not memory. They live in ``mg_embeddings``, outside the
-ordered migrations because pgvector may be missing (``store.enable_embeddings()`` creates it).
+ordered migrations (``store.enable_embeddings()`` creates it): as pgvector ``vector`` columns
+where the server has pgvector, else as unit-length ``real[]`` ranked by a dot product in plain
+SQL (slower per record, the same ranking; the table's column type says which, ``VectorKind``).
 A vector is keyed by ``(scope_id, model, record_id)`` and remembers the record ``version`` it
 was computed from; a vector whose record was replaced since, removed, expired or became
 invisible is never returned, because the dense query joins ``mg_records`` with the same
@@ -11,16 +13,17 @@ The dense search is **exact**: cosine distance over the owner's own rows only, i
 materialised CTE, so no ANN index (whose candidates are taken from the whole table before the
 per-user filter) can be chosen. A user's pool is small, so the scan is cheap.
 
-Vectors travel as pgvector text literals (``'[0.1,0.2]'::vector``). No model is ever called
-here: the store shells call the model outside any transaction.
+Vectors travel as text literals (``'[0.1,0.2]'::vector``, or ``'{0.6,0.8}'::real[]``). No
+model is ever called here: the store shells call the model outside any transaction.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 from psycopg import errors as pgerrors
 
@@ -45,8 +48,10 @@ from .search import (
 )
 
 __all__ = [
+    "EMBEDDINGS_ARRAY_SQL",
     "EMBEDDINGS_SQL",
     "PendingEmbedding",
+    "VectorKind",
     "build_dense_query",
     "embeddings_ready_op",
     "enable_embeddings_op",
@@ -54,6 +59,7 @@ __all__ = [
     "hybrid_search_op",
     "hybrid_snapshot_op",
     "pending_embeddings_op",
+    "unit_literal",
     "vector_errors",
     "write_embeddings_op",
 ]
@@ -79,6 +85,67 @@ CREATE INDEX IF NOT EXISTS mg_embeddings_record ON mg_embeddings (scope_id, reco
 """
 """The optional schema (idempotent). Deliberately no ANN index: the dense leg is exact."""
 
+EMBEDDINGS_ARRAY_SQL = """
+CREATE TABLE IF NOT EXISTS mg_embeddings (
+    scope_id text NOT NULL,
+    record_id uuid NOT NULL,
+    model text NOT NULL,
+    dim integer NOT NULL,
+    version integer NOT NULL,
+    embedding real[] NOT NULL,
+    recorded_at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (scope_id, model, record_id)
+);
+CREATE INDEX IF NOT EXISTS mg_embeddings_record ON mg_embeddings (scope_id, record_id);
+"""
+"""The same table without pgvector: unit-length ``real[]`` vectors, ranked by their dot
+product with the unit query vector in plain SQL (:func:`build_dense_query`)."""
+
+VectorKind = Literal["vector", "array"]
+"""How ``mg_embeddings`` stores vectors: pgvector's ``vector``, or ``real[]`` without it."""
+
+_KIND = (
+    "SELECT format_type(a.atttypid, a.atttypmod) AS t FROM pg_attribute a "
+    "WHERE a.attrelid = to_regclass('mg_embeddings') AND a.attname = 'embedding'"
+)
+
+
+def _kind(row: Any) -> VectorKind | None:
+    if not row:
+        return None
+    return "vector" if str(row["t"]).startswith("vector") else "array"
+
+
+_REAL_MIN = 1.2e-38
+
+
+def unit_literal(values: Sequence[float]) -> str:
+    """A unit-length ``real[]`` literal of ``values`` (``'{0.6,0.8}'``), for the array kind.
+
+    Raises:
+        ValueError: the vector is empty, has a non-finite component, or is all zeros.
+
+    Examples:
+        >>> unit_literal([3, 4])
+        '{0.6,0.8}'
+        >>> unit_literal([1, 1e-45])
+        '{1.0,0.0}'
+    """
+    vector_literal(values)  # empty or non-finite: ValueError
+    out = [float(v) for v in values]
+    top = max(abs(v) for v in out)
+    if top == 0.0:
+        raise ValueError("an embedding has length zero")
+    out = [v / top for v in out]  # scaled first, so the squares cannot underflow
+    norm = math.sqrt(sum(v * v for v in out))
+    # real is float4: a component below its smallest normal is stored as 0 (no underflow).
+    unit = (v / norm for v in out)
+    return "{" + ",".join(repr(u if abs(u) >= _REAL_MIN else 0.0) for u in unit) + "}"
+
+
+def _literal(values: Sequence[float], kind: VectorKind) -> str:
+    return vector_literal(values) if kind == "vector" else unit_literal(values)
+
 _LIVE = (
     "r.status = 'active' AND (r.expires_at IS NULL OR r.expires_at > %s) "
     "AND r.sensitivity <> 'sensitive'"
@@ -94,11 +161,21 @@ def vector_errors() -> Iterator[None]:
         raise ConfigurationError(f"{NO_PGVECTOR} ({exc.diag.message_primary})") from exc
 
 
-def enable_embeddings_op() -> Op[None]:
-    """Create the pgvector extension and ``mg_embeddings`` (idempotent).
+def enable_embeddings_op(pgvector: bool | None = None) -> Op[VectorKind]:
+    """Create ``mg_embeddings`` (idempotent): with pgvector when the server has it, else
+    with ``real[]`` vectors ranked in plain SQL.
+
+    Args:
+        pgvector: ``True`` requires pgvector, ``False`` stores ``real[]`` vectors even where
+            pgvector exists, ``None`` uses pgvector when the server has it. An existing
+            table keeps its kind (``True``/``False`` must then match it).
+
+    Returns:
+        The kind of the table.
 
     Raises:
-        ConfigurationError: ``setup()`` has not run, or pgvector is not available.
+        ConfigurationError: ``setup()`` has not run; pgvector is required and missing; or the
+            existing table is of the other kind.
     """
     yield Query("SELECT pg_advisory_xact_lock(%s)", [SETUP_LOCK_KEY], "none")
     row = yield Query(
@@ -108,17 +185,30 @@ def enable_embeddings_op() -> Op[None]:
     )
     if not row["ready"]:
         raise ConfigurationError("memory-graph tables are missing: call `store.setup()` first")
-    if not row["available"]:
+    have = _kind((yield Query(_KIND, fetch="one")))
+    want: VectorKind = (
+        "vector" if pgvector or (pgvector is None and row["available"]) else "array"
+    )
+    if have is not None:
+        if pgvector is not None and have != want:
+            raise ConfigurationError(
+                f"mg_embeddings already stores {have} vectors (enable_embeddings(pgvector="
+                f"{pgvector}) asks for {want}); forget the vectors (DROP TABLE mg_embeddings) "
+                "to change"
+            )
+        return have
+    if want == "vector" and not row["available"]:
         raise ConfigurationError(NO_PGVECTOR)
     # Partitioned like the migrations' tables when setup() partitioned them.
     meta = yield Query("SELECT value FROM mg_meta WHERE key = 'partitions'", fetch="one")
-    yield Query(partitioned_sql(EMBEDDINGS_SQL, int(meta["value"]) if meta else 0), fetch="none")
+    schema = EMBEDDINGS_SQL if want == "vector" else EMBEDDINGS_ARRAY_SQL
+    yield Query(partitioned_sql(schema, int(meta["value"]) if meta else 0), fetch="none")
+    return want
 
 
-def embeddings_ready_op() -> Op[bool]:
-    """Whether ``mg_embeddings`` exists (so pgvector is installed in this database)."""
-    row = yield Query("SELECT to_regclass('mg_embeddings') IS NOT NULL AS ready", fetch="one")
-    return bool(row and row["ready"])
+def embeddings_ready_op() -> Op[VectorKind | None]:
+    """The kind of ``mg_embeddings``, or ``None`` when it does not exist."""
+    return _kind((yield Query(_KIND, fetch="one")))
 
 
 class PendingEmbedding(NamedTuple):
@@ -174,6 +264,8 @@ def write_embeddings_op(
     model: str,
     items: Sequence[PendingEmbedding],
     vectors: Sequence[Sequence[float]],
+    *,
+    kind: VectorKind = "vector",
 ) -> Op[int]:
     """Store vectors, each only if its record is still active at the embedded version.
 
@@ -182,6 +274,7 @@ def write_embeddings_op(
         model: The model key.
         items: The records that were embedded.
         vectors: One vector per item, in order.
+        kind: How the table stores vectors (``array``: unit length).
 
     Returns:
         How many vectors were written.
@@ -194,9 +287,13 @@ def write_embeddings_op(
     if not items:
         return 0
     cond, params = visible(owner, "r")
+    if kind == "vector":
+        dims, vec = "vector_dims(v.vec::vector)", "v.vec::vector"
+    else:
+        dims, vec = "cardinality(v.vec::real[])", "v.vec::real[]"
     count = yield Query(
         "INSERT INTO mg_embeddings (scope_id, record_id, model, dim, version, embedding) "
-        "SELECT r.scope_id, r.id, %s, vector_dims(v.vec::vector), r.version, v.vec::vector "
+        f"SELECT r.scope_id, r.id, %s, {dims}, r.version, {vec} "
         "FROM unnest(%s::uuid[], %s::int[], %s::text[]) AS v(record_id, version, vec) "
         "JOIN mg_records r ON r.scope_id = %s AND r.id = v.record_id "
         f"AND r.version = v.version WHERE {cond} AND r.status = 'active' "
@@ -208,7 +305,7 @@ def write_embeddings_op(
             model,
             [i.record_id for i in items],
             [i.version for i in items],
-            [vector_literal(v) for v in vectors],
+            [_literal(v, kind) for v in vectors],
             owner.scope_id,
             *params,
         ],
@@ -228,6 +325,7 @@ def build_dense_query(
     sensitivities: Sequence[str],
     as_of: datetime,
     depth: int,
+    kind: VectorKind = "vector",
 ) -> tuple[str, list[Any]]:
     """SQL for the exact dense ranking of the owner's visible records.
 
@@ -245,15 +343,23 @@ def build_dense_query(
         sensitivities: Sensitivities to keep.
         as_of: Rows must be unexpired at this instant.
         depth: How many ids to return.
+        kind: How the table stores vectors: pgvector's cosine distance (``vector``), or one
+            minus the dot product of unit ``real[]`` vectors (``array``; ``vector`` is then
+            a ``real[]`` literal of the unit query vector, :func:`unit_literal`).
 
     Returns:
         The SQL text and its parameters; rows carry ``id`` and ``distance``, best first.
     """
     cond, params = visible(owner, "r")
+    distance = (
+        "(e.embedding <=> %s::vector)"
+        if kind == "vector"
+        else "(1.0 - (SELECT sum(a::float8 * b) FROM unnest(e.embedding, %s::real[]) AS t(a, b)))"
+    )
     # The owner's vectors by primary key, each record by primary key (fenced with OFFSET 0),
     # so the plan does not depend on table statistics.
     sql = (
-        "WITH cand AS MATERIALIZED (SELECT r.id, (e.embedding <=> %s::vector) AS distance "
+        f"WITH cand AS MATERIALIZED (SELECT r.id, {distance} AS distance "
         "FROM mg_embeddings e CROSS JOIN LATERAL (SELECT * FROM mg_records r0 "
         "WHERE r0.scope_id = e.scope_id AND r0.id = e.record_id OFFSET 0) r "
         "WHERE e.scope_id = %s AND e.model = %s AND e.dim = %s "
@@ -283,6 +389,7 @@ def hybrid_snapshot_op(
     clock: Clock,
     limits: Limits,
     cache: RecallCache | None = None,
+    kind: VectorKind = "vector",
 ) -> Op[str]:
     """The recall block with a dense leg: the plan's lexical hits keep their places, then the
     dense hits of the query vector (computed from the plan's first text), then standing
@@ -292,7 +399,7 @@ def hybrid_snapshot_op(
     depth = min(limits.max_search_limit, k) if isinstance(k, int) and k > 0 else 1
     sql, params = build_dense_query(
         owner,
-        vector_literal(query_vector),
+        _literal(query_vector, kind),
         dim=len(query_vector),
         model=model,
         kinds=KINDS,
@@ -300,6 +407,7 @@ def hybrid_snapshot_op(
         sensitivities=["private"],
         as_of=at,
         depth=depth,
+        kind=kind,
     )
     dense = yield Query(sql, params)
     return (
@@ -348,6 +456,7 @@ def hybrid_search_op(
     limits: Limits,
     cache: RecallCache | None = None,
     weight: float = 1.0,
+    kind: VectorKind = "vector",
 ) -> Op[list[SearchHit]]:
     """Lexical and dense rankings of one snapshot, fused by reciprocal rank. Reads only.
 
@@ -360,6 +469,7 @@ def hybrid_search_op(
         limits: The configured limits.
         weight: The dense ranking's weight for this query (times :data:`DENSE_WEIGHT`; the
             lexical one's is 1; :func:`memory_graph.recall.hybrid.dense_weight`).
+        kind: How ``mg_embeddings`` stores vectors (:func:`embeddings_ready_op`).
 
     Returns:
         At most ``args.limit`` hits, best fused score first, duplicates dropped; lexical hits
@@ -383,7 +493,7 @@ def hybrid_search_op(
     )
     sql, params = build_dense_query(
         owner,
-        vector_literal(query_vector),
+        _literal(query_vector, kind),
         dim=len(query_vector),
         model=model,
         kinds=args.kinds,
@@ -391,6 +501,7 @@ def hybrid_search_op(
         sensitivities=args.sensitivities,
         as_of=as_of,
         depth=depth,
+        kind=kind,
     )
     dense = yield Query(sql, params)
     by_id = {h.record.id: h for h in lexical}

@@ -69,7 +69,7 @@ class AsyncStoreShell(StoreBase):
             return
         try:
             if self._vectors_ready is None:
-                self._vectors_ready = await self._read(embeddings_ready_op())
+                self._vectors_found(await self._read(embeddings_ready_op()))
             if not self._vectors_ready:
                 return
             now = self._clock()
@@ -78,7 +78,9 @@ class AsyncStoreShell(StoreBase):
                 texts = [p.text for p in pending[:_CATCH_UP]]
                 vectors = await self._embeddings.aembed_documents(texts)
                 await self._run(
-                    write_embeddings_op(owner, self._model, pending[:_CATCH_UP], vectors)
+                    write_embeddings_op(
+                        owner, self._model, pending[:_CATCH_UP], vectors, kind=self._vector_kind
+                    )
                 )
         except Exception as exc:  # the commit stands; index_embeddings catches up
             embedding_catch_up_failed(exc)

