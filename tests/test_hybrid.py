@@ -657,7 +657,9 @@ def test_only_the_dense_head_is_fused_and_its_tail_fills_after():
     # Every lexical id precedes every dense id past the head; the head is fused.
     last_lexical = max(ids.index(i) for i in lexical)
     assert all(ids.index(d) > last_lexical for d in ("d4", "d5", "d6", "d7"))
-    assert ids[0] == "l3" and ids.index("d0") < ids.index("l2")
+    assert ids[:2] == ["l0", "l3"] and ids.index("d0") < ids.index("l2")
+    # Without keeping the lexical first place, the agreed-on l3 overtakes it.
+    assert [i for i, _ in fuse_legs(lexical, dense, head=5, keep=0)][:2] == ["l3", "l0"]
     # Weight 0: the lexical order stands and the dense ids fill after it, in their order.
     assert [i for i, _ in fuse_legs(lexical, dense, weight=0.0)] == lexical + [
         "d0", "d1", "d2", "d3", "d4", "d5", "d6", "d7"
