@@ -326,6 +326,7 @@ def build_dense_query(
     as_of: datetime,
     depth: int,
     kind: VectorKind = "vector",
+    records: bool = False,
 ) -> tuple[str, list[Any]]:
     """SQL for the exact dense ranking of the owner's visible records.
 
@@ -346,6 +347,8 @@ def build_dense_query(
         kind: How the table stores vectors: pgvector's cosine distance (``vector``), or one
             minus the dot product of unit ``real[]`` vectors (``array``; ``vector`` is then
             a ``real[]`` literal of the unit query vector, :func:`unit_literal`).
+        records: Also select each ranked row's record (:data:`~.rows.RECORD_COLS`), so the
+            caller needs no second statement.
 
     Returns:
         The SQL text and its parameters; rows carry ``id`` and ``distance``, best first.
@@ -371,6 +374,13 @@ def build_dense_query(
     )
     args: list[Any] = [vector, owner.scope_id, model, dim, *params, as_of]
     args += [list(kinds), list(trusts), list(sensitivities), depth]
+    if records:  # the ranked rows with their records, in the same statement
+        sql = (
+            f"WITH ranked (rid, rdist) AS ({sql}) SELECT {RECORD_COLS}, rdist AS distance "
+            "FROM ranked JOIN mg_records ON mg_records.scope_id = %s "
+            "AND mg_records.id = ranked.rid::uuid ORDER BY rdist, rid"
+        )
+        args.append(owner.scope_id)
     return sql, args
 
 
@@ -502,6 +512,7 @@ def hybrid_search_op(
         as_of=as_of,
         depth=depth,
         kind=kind,
+        records=True,
     )
     dense = yield Query(sql, params)
     by_id = {h.record.id: h for h in lexical}
@@ -511,15 +522,9 @@ def hybrid_search_op(
         weight=weight * DENSE_WEIGHT,
         head=DENSE_FUSED,
     )
-    missing = [i for i, _ in fused if i not in by_id]
-    records: dict[str, Record] = {}
-    if missing:
-        cond, cparams = visible(owner, "r")
-        rows = yield Query(
-            f"SELECT {RECORD_COLS} FROM mg_records r WHERE {cond} AND r.id = ANY(%s::uuid[])",
-            [*cparams, missing],
-        )
-        records = {str(row["id"]): record_from_row(row) for row in rows}
+    records: dict[str, Record] = {
+        row["id"]: record_from_row(row) for row in dense if row["id"] not in by_id
+    }
     hits: list[SearchHit] = []
     seen: set[str] = set()
     for rid, score in fused:
@@ -528,7 +533,7 @@ def hybrid_search_op(
             hit = SearchHit(record=hit.record, score=score, disagreement=hit.disagreement)
         elif rid in records:
             hit = SearchHit(record=records[rid], score=score)
-        else:  # changed visibility since the dense statement
+        else:  # not reached: every dense id came with its record
             continue
         key = _dedup_key(hit.record)
         if key in seen:
