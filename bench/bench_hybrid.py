@@ -3,12 +3,13 @@ against the lexical search of the same store, at 100 and 1,000 records.
 
 The embedding model is a deterministic stand-in (a seeded 384-dimension vector per text; the
 model's own time is not what is measured), and each query text is new, so the query vector
-cache never answers. Runs on a server with pgvector (the embedded server by default); a
-scratch database per case is created and dropped.
+cache never answers. The pgvector rows need a server with pgvector (the embedded server, the
+default); on one without, only the ``real[]`` rows run. A scratch database per case is
+created and dropped.
 
 Usage::
 
-    python bench/bench_hybrid.py [--dsn DSN] [--n 50] [--no-save] [--out DIR]
+    python bench/bench_hybrid.py [--dsn DSN] [--n 50] [--sizes 100,1000] [--no-save] [--out DIR]
 
 Prints p50/p95 and the ratio to the lexical search of the same store. Writes
 ``bench/results/bench_hybrid.json`` and regenerates ``bench/RESULTS.md`` (``_common``).
@@ -25,7 +26,15 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import add_result_options, paired, recording, row, scratch_database, server_dsn  # noqa: E402
+import psycopg  # noqa: E402
+from _common import (  # noqa: E402
+    add_result_options,
+    paired,
+    recording,
+    row,
+    scratch_database,
+    server_dsn,
+)
 from langchain_core.embeddings import Embeddings  # noqa: E402
 
 from memory_graph import Limits, MemoryStore, Owner  # noqa: E402
@@ -81,12 +90,22 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dsn", default=None, help="a server with pgvector (default: embedded)")
     ap.add_argument("--n", type=int, default=50, help="searches per case")
+    ap.add_argument("--sizes", default="100,1000", help="records per case, comma-separated")
     add_result_options(ap)
     args = ap.parse_args(argv)
     with recording("bench_hybrid", args):
         dsn = server_dsn(args.dsn)
-        for records in (100, 1000):
-            for pgvector, label in ((True, "pgvector"), (False, "real[]")):
+        with psycopg.connect(dsn) as conn:
+            found = conn.execute(
+                "SELECT count(*) FROM pg_available_extensions WHERE name = 'vector'"
+            ).fetchone()
+        kinds = [(False, "real[]")]
+        if found and found[0]:
+            kinds.insert(0, (True, "pgvector"))
+        else:
+            print("this server has no pgvector: only the real[] rows are measured")
+        for records in (int(x) for x in args.sizes.split(",")):
+            for pgvector, label in kinds:
                 ours, base = _case(dsn, records, pgvector, args.n)
                 print(row(f"hybrid search ({label}) at {records} vs lexical", ours, base))
     return 0

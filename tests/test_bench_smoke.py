@@ -208,8 +208,24 @@ def test_the_load_benchmark_loses_nothing(pg_server_dsn: str, tmp_path: Path) ->
                 "first recall of a 60-record owner vs a warm recall",
             ],
         ),
+        (
+            "bench_hybrid.py",
+            ["--n", "3", "--sizes", "20"],
+            "hybrid search (real[]) at 20 vs lexical",
+            ["hybrid search (real[]) at 20 vs lexical"],
+        ),
     ],
-    ids=["graph", "graph-round-trips", "core", "recall", "privacy", "evidence", "procs", "memory"],
+    ids=[
+        "graph",
+        "graph-round-trips",
+        "core",
+        "recall",
+        "privacy",
+        "evidence",
+        "procs",
+        "memory",
+        "hybrid",
+    ],
 )
 def test_a_benchmark_runs_on_the_current_api(
     pg_server_dsn: str,
