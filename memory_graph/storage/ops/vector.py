@@ -354,31 +354,41 @@ def build_dense_query(
         The SQL text and its parameters; rows carry ``id`` and ``distance``, best first.
     """
     cond, params = visible(owner, "r")
-    distance = (
-        "(e.embedding <=> %s::vector)"
+    # The query vector is parsed once (``q``), not once per row.
+    query, distance = (
+        ("%s::vector", "(e.embedding <=> q.v)")
         if kind == "vector"
-        else "(1.0 - (SELECT sum(a::float8 * b) FROM unnest(e.embedding, %s::real[]) AS t(a, b)))"
+        else (
+            "%s::real[]",
+            "(1.0 - (SELECT sum(a::float8 * b) FROM unnest(e.embedding, q.v) AS t(a, b)))",
+        )
     )
     # The owner's vectors by primary key, each record by primary key (fenced with OFFSET 0),
     # so the plan does not depend on table statistics.
     sql = (
-        f"WITH cand AS MATERIALIZED (SELECT r.id, {distance} AS distance "
-        "FROM mg_embeddings e CROSS JOIN LATERAL (SELECT * FROM mg_records r0 "
+        f"WITH q AS MATERIALIZED (SELECT {query} AS v), "
+        f"cand AS MATERIALIZED (SELECT r.id, {distance} AS distance "
+        "FROM q CROSS JOIN mg_embeddings e CROSS JOIN LATERAL (SELECT * FROM mg_records r0 "
         "WHERE r0.scope_id = e.scope_id AND r0.id = e.record_id OFFSET 0) r "
         "WHERE e.scope_id = %s AND e.model = %s AND e.dim = %s "
         f"AND e.version = r.version AND {cond} AND r.status = 'active' "
         "AND (r.expires_at IS NULL OR r.expires_at > %s) AND r.kind = ANY(%s) "
         "AND r.trust = ANY(%s) AND r.sensitivity = ANY(%s)) "
-        "SELECT id::text AS id, distance FROM cand WHERE distance < 1.0 "
-        "ORDER BY distance, id LIMIT %s"
     )
     args: list[Any] = [vector, owner.scope_id, model, dim, *params, as_of]
     args += [list(kinds), list(trusts), list(sensitivities), depth]
-    if records:  # the ranked rows with their records, in the same statement
-        sql = (
-            f"WITH ranked (rid, rdist) AS ({sql}) SELECT {RECORD_COLS}, rdist AS distance "
-            "FROM ranked JOIN mg_records ON mg_records.scope_id = %s "
-            "AND mg_records.id = ranked.rid::uuid ORDER BY rdist, rid"
+    if not records:
+        sql += (
+            "SELECT id::text AS id, distance FROM cand WHERE distance < 1.0 "
+            "ORDER BY distance, id LIMIT %s"
+        )
+    else:  # the ranked rows with their records (each by primary key), in the same statement
+        sql += (
+            ", top AS MATERIALIZED (SELECT id AS rid, distance AS rdist FROM cand "
+            "WHERE distance < 1.0 ORDER BY distance, id LIMIT %s) "
+            f"SELECT {RECORD_COLS}, rdist AS distance FROM top CROSS JOIN LATERAL "
+            "(SELECT * FROM mg_records r1 WHERE r1.scope_id = %s AND r1.id = top.rid "
+            "OFFSET 0) rec ORDER BY rdist, rid"
         )
         args.append(owner.scope_id)
     return sql, args
