@@ -85,19 +85,9 @@ CREATE INDEX IF NOT EXISTS mg_embeddings_record ON mg_embeddings (scope_id, reco
 """
 """The optional schema (idempotent). Deliberately no ANN index: the dense leg is exact."""
 
-EMBEDDINGS_ARRAY_SQL = """
-CREATE TABLE IF NOT EXISTS mg_embeddings (
-    scope_id text NOT NULL,
-    record_id uuid NOT NULL,
-    model text NOT NULL,
-    dim integer NOT NULL,
-    version integer NOT NULL,
-    embedding real[] NOT NULL,
-    recorded_at timestamptz NOT NULL DEFAULT now(),
-    PRIMARY KEY (scope_id, model, record_id)
-);
-CREATE INDEX IF NOT EXISTS mg_embeddings_record ON mg_embeddings (scope_id, record_id);
-"""
+EMBEDDINGS_ARRAY_SQL = EMBEDDINGS_SQL.replace(
+    "CREATE EXTENSION IF NOT EXISTS vector;\n", ""
+).replace("embedding vector NOT NULL", "embedding real[] NOT NULL")
 """The same table without pgvector: unit-length ``real[]`` vectors, ranked by their dot
 product with the unit query vector in plain SQL (:func:`build_dense_query`)."""
 
@@ -146,6 +136,7 @@ def unit_literal(values: Sequence[float]) -> str:
 def _literal(values: Sequence[float], kind: VectorKind) -> str:
     return vector_literal(values) if kind == "vector" else unit_literal(values)
 
+
 _LIVE = (
     "r.status = 'active' AND (r.expires_at IS NULL OR r.expires_at > %s) "
     "AND r.sensitivity <> 'sensitive'"
@@ -186,9 +177,7 @@ def enable_embeddings_op(pgvector: bool | None = None) -> Op[VectorKind]:
     if not row["ready"]:
         raise ConfigurationError("memory-graph tables are missing: call `store.setup()` first")
     have = _kind((yield Query(_KIND, fetch="one")))
-    want: VectorKind = (
-        "vector" if pgvector or (pgvector is None and row["available"]) else "array"
-    )
+    want: VectorKind = "vector" if pgvector or (pgvector is None and row["available"]) else "array"
     if have is not None:
         if pgvector is not None and have != want:
             raise ConfigurationError(
