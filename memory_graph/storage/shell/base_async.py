@@ -68,19 +68,28 @@ class AsyncStoreShell(StoreBase):
         if result is None or result.status != "approved" or result.record_id is None:
             return
         try:
-            if self._vectors_ready is None:
-                self._vectors_found(await self._read(embeddings_ready_op()))
-            if not self._vectors_ready:
-                return
-            now = self._clock()
-            pending = await self._read(pending_embeddings_op(owner, self._model, now=now))
-            if pending:
-                texts = [p.text for p in pending[:_CATCH_UP]]
-                vectors = await self._embeddings.aembed_documents(texts)
-                await self._run(
-                    write_embeddings_op(
-                        owner, self._model, pending[:_CATCH_UP], vectors, kind=self._vector_kind
-                    )
-                )
+            if await self._ready():
+                await self._embed_pending(owner, self._embeddings, _CATCH_UP, limit=_CATCH_UP)
         except Exception as exc:  # the commit stands; index_embeddings catches up
             embedding_catch_up_failed(exc)
+
+    async def _ready(self) -> bool:
+        """Whether vectors are enabled in the database (checked once per store)."""
+        if self._vectors_ready is None:
+            return self._vectors_found(await self._read(embeddings_ready_op()))
+        return self._vectors_ready
+
+    async def _embed_pending(
+        self, owner: Owner, model: Embeddings, batch_size: int, *, limit: int | None = None
+    ) -> int:
+        """Embed the owner's records lacking a current vector (the first ``limit``), the model
+        called outside any transaction ``batch_size`` texts at a time; write the vectors."""
+        pending = await self._run(pending_embeddings_op(owner, self._model, now=self._clock()))
+        pending = pending[:limit]
+        vectors: list[list[float]] = []
+        for start in range(0, len(pending), batch_size):
+            texts = [p.text for p in pending[start : start + batch_size]]
+            vectors.extend(await model.aembed_documents(texts))
+        return await self._run(
+            write_embeddings_op(owner, self._model, pending, vectors, kind=self._vector_kind)
+        )

@@ -69,19 +69,28 @@ class StoreShell(StoreBase):
         if result is None or result.status != "approved" or result.record_id is None:
             return
         try:
-            if self._vectors_ready is None:
-                self._vectors_found(self._read(embeddings_ready_op()))
-            if not self._vectors_ready:
-                return
-            now = self._clock()
-            pending = self._read(pending_embeddings_op(owner, self._model, now=now))
-            if pending:
-                texts = [p.text for p in pending[:_CATCH_UP]]
-                vectors = self._embeddings.embed_documents(texts)
-                self._run(
-                    write_embeddings_op(
-                        owner, self._model, pending[:_CATCH_UP], vectors, kind=self._vector_kind
-                    )
-                )
+            if self._ready():
+                self._embed_pending(owner, self._embeddings, _CATCH_UP, limit=_CATCH_UP)
         except Exception as exc:  # the commit stands; index_embeddings catches up
             embedding_catch_up_failed(exc)
+
+    def _ready(self) -> bool:
+        """Whether vectors are enabled in the database (checked once per store)."""
+        if self._vectors_ready is None:
+            return self._vectors_found(self._read(embeddings_ready_op()))
+        return self._vectors_ready
+
+    def _embed_pending(
+        self, owner: Owner, model: Embeddings, batch_size: int, *, limit: int | None = None
+    ) -> int:
+        """Embed the owner's records lacking a current vector (the first ``limit``), the model
+        called outside any transaction ``batch_size`` texts at a time; write the vectors."""
+        pending = self._run(pending_embeddings_op(owner, self._model, now=self._clock()))
+        pending = pending[:limit]
+        vectors: list[list[float]] = []
+        for start in range(0, len(pending), batch_size):
+            texts = [p.text for p in pending[start : start + batch_size]]
+            vectors.extend(model.embed_documents(texts))
+        return self._run(
+            write_embeddings_op(owner, self._model, pending, vectors, kind=self._vector_kind)
+        )

@@ -26,9 +26,7 @@ from ..ops.vector import (
     enable_embeddings_op,
     hybrid_search_op,
     hybrid_snapshot_op,
-    pending_embeddings_op,
     vector_errors,
-    write_embeddings_op,
 )
 from .base_async import AsyncStoreShell
 
@@ -129,11 +127,6 @@ class AsyncRecallMethods(AsyncStoreShell):
         self._query_vectors.put(text, vector)
         return vector
 
-    async def _ready(self) -> bool:
-        if self._vectors_ready is None:
-            return self._vectors_found(await self._read(embeddings_ready_op()))
-        return self._vectors_ready
-
     async def enable_embeddings(self, *, pgvector: bool | None = None) -> str:
         """Create the embeddings table (idempotent), with pgvector where the server has it.
 
@@ -178,14 +171,7 @@ class AsyncRecallMethods(AsyncStoreShell):
         check_owner(owner)
         model = self._index_plan(batch_size)
         self._require_vectors(await self._run(embeddings_ready_op()))
-        pending = await self._run(pending_embeddings_op(owner, self._model, now=self._clock()))
-        vectors: list[list[float]] = []
-        for start in range(0, len(pending), batch_size):
-            texts = [p.text for p in pending[start : start + batch_size]]
-            vectors.extend(await model.aembed_documents(texts))
-        return await self._run(
-            write_embeddings_op(owner, self._model, pending, vectors, kind=self._vector_kind)
-        )
+        return await self._embed_pending(owner, model, batch_size)
 
     async def snapshot(
         self,

@@ -27,9 +27,7 @@ from ..ops.vector import (
     enable_embeddings_op,
     hybrid_search_op,
     hybrid_snapshot_op,
-    pending_embeddings_op,
     vector_errors,
-    write_embeddings_op,
 )
 from .base_sync import StoreShell
 
@@ -130,11 +128,6 @@ class RecallMethods(StoreShell):
         self._query_vectors.put(text, vector)
         return vector
 
-    def _ready(self) -> bool:
-        if self._vectors_ready is None:
-            return self._vectors_found(self._read(embeddings_ready_op()))
-        return self._vectors_ready
-
     def enable_embeddings(self, *, pgvector: bool | None = None) -> str:
         """Create the embeddings table (idempotent), with pgvector where the server has it.
 
@@ -179,14 +172,7 @@ class RecallMethods(StoreShell):
         check_owner(owner)
         model = self._index_plan(batch_size)
         self._require_vectors(self._run(embeddings_ready_op()))
-        pending = self._run(pending_embeddings_op(owner, self._model, now=self._clock()))
-        vectors: list[list[float]] = []
-        for start in range(0, len(pending), batch_size):
-            texts = [p.text for p in pending[start : start + batch_size]]
-            vectors.extend(model.embed_documents(texts))
-        return self._run(
-            write_embeddings_op(owner, self._model, pending, vectors, kind=self._vector_kind)
-        )
+        return self._embed_pending(owner, model, batch_size)
 
     def snapshot(
         self,
