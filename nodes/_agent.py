@@ -67,10 +67,11 @@ from ._evidence import (
 )
 from ._metrics import ends_turn, measured
 from ._nodes import create_extract_memories, create_recall, turn_entry
-from ._owner import acheck_run, check_run, check_thread_owner, saver_check, with_proof
+from ._owner import check_thread_owner, saver_check
 from ._prompt import DEFAULT_INSTRUCTIONS, build_system_prompt
-from ._redact import REDACT_ATTR, redact_input, redact_supersteps, redacts_input
+from ._redact import REDACT_ATTR, redacts_input
 from ._review import create_review_memories
+from ._runs import CheckedRuns
 from ._state import MemoryState
 from ._tools import create_memory_tools
 
@@ -396,7 +397,9 @@ class MemoryGraphBuilder(StateGraph[MemoryState, MemoryContext, MemoryState, Mem
         return graph
 
 
-class MemoryAgentGraph(CompiledStateGraph[MemoryState, MemoryContext, MemoryState, MemoryState]):
+class MemoryAgentGraph(
+    CheckedRuns, CompiledStateGraph[MemoryState, MemoryContext, MemoryState, MemoryState]
+):
     """The compiled memory agent: checks the thread's owner before a run writes anything.
 
     ``invoke``/``stream`` (and their async twins, which run through them, as do
@@ -413,43 +416,13 @@ class MemoryAgentGraph(CompiledStateGraph[MemoryState, MemoryContext, MemoryStat
     default_durability: Durability | None = None
     """The ``durability`` a run gets when its caller passes none (LangGraph's default: none)."""
 
-    def _masked(self, value: Any) -> Any:
-        return redact_input(value)[0] if redacts_input(self) else value
+    def _masks_input(self) -> bool:
+        return redacts_input(self)
 
-    def bulk_update_state(self, config: Any, supersteps: Any) -> Any:
-        """``update_state`` goes through here: its values are masked like a run's input."""
-        if redacts_input(self):
-            supersteps = redact_supersteps(supersteps)
-        return super().bulk_update_state(config, supersteps)
-
-    async def abulk_update_state(self, config: Any, supersteps: Any) -> Any:
-        """Async twin of :meth:`bulk_update_state`."""
-        if redacts_input(self):
-            supersteps = redact_supersteps(supersteps)
-        return await super().abulk_update_state(config, supersteps)
-
-    def _durable(self, kwargs: dict[str, Any]) -> dict[str, Any]:
+    def _run_kwargs(self, kwargs: dict[str, Any]) -> dict[str, Any]:
         if kwargs.get("durability") is None and self.default_durability is not None:
             kwargs["durability"] = self.default_durability
         return kwargs
-
-    def stream(self, input: Any, config: Any = None, **kwargs: Any) -> Iterator[Any]:  # type: ignore[override]  # noqa: A002
-        proof = check_run(self, config, kwargs.get("context"))
-        return super().stream(
-            self._masked(input), with_proof(config, proof), **self._durable(kwargs)
-        )
-
-    async def astream(  # type: ignore[override]
-        self,
-        input: Any,  # noqa: A002
-        config: Any = None,
-        **kwargs: Any,
-    ) -> AsyncIterator[Any]:
-        proof = await acheck_run(self, config, kwargs.get("context"))
-        async for chunk in super().astream(
-            self._masked(input), with_proof(config, proof), **self._durable(kwargs)
-        ):
-            yield chunk
 
 
 class _PrebuiltAgentGraph(MemoryAgentGraph):

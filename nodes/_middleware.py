@@ -26,7 +26,7 @@ input's human messages happen before that save (``nodes._redact``).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Annotated, Any, ClassVar
 
 from langchain.agents.middleware import (
@@ -52,10 +52,10 @@ from ._core import AnyStore, ConfigurationError
 from ._drive import is_async_store
 from ._metrics import TurnMetricsJSON, merge_metrics
 from ._nodes import Node, create_extract_memories, create_load_user_context, create_recall
-from ._owner import STORE_ATTR, acheck_run, check_run, with_proof
+from ._owner import STORE_ATTR
 from ._prompt import build_system_prompt
-from ._redact import redact_input, redact_supersteps
 from ._review import create_review_memories
+from ._runs import CheckedRuns
 from ._state import CommitResultJSON, ExtractionReportJSON, Goal, ProposalJSON, Task
 from ._tools import create_memory_tools
 
@@ -318,42 +318,14 @@ class MemoryMiddleware(AgentMiddleware[MemoryAgentState, Any]):
         return await self._async(self._review, state, runtime)  # type: ignore[no-any-return]
 
 
-class _CheckedRuns(CompiledStateGraph[Any, Any, Any, Any]):
+class _CheckedRuns(CheckedRuns, CompiledStateGraph[Any, Any, Any, Any]):
     """Runs check the thread's owner before LangGraph saves their input (``protect``)."""
 
     masks_input: ClassVar[bool] = False
     """Mask the input's human messages before it is saved (``redact_blocked=True``)."""
 
-    def _masked(self, value: Any) -> Any:
-        return redact_input(value)[0] if self.masks_input else value
-
-    def bulk_update_state(self, config: Any, supersteps: Any) -> Any:
-        """``update_state`` goes through here: its values are masked like a run's input."""
-        if self.masks_input:
-            supersteps = redact_supersteps(supersteps)
-        return super().bulk_update_state(config, supersteps)
-
-    async def abulk_update_state(self, config: Any, supersteps: Any) -> Any:
-        """Async twin of :meth:`bulk_update_state`."""
-        if self.masks_input:
-            supersteps = redact_supersteps(supersteps)
-        return await super().abulk_update_state(config, supersteps)
-
-    def stream(self, input: Any, config: Any = None, **kwargs: Any) -> Iterator[Any]:  # type: ignore[override]  # noqa: A002
-        proof = check_run(self, config, kwargs.get("context"))
-        return super().stream(self._masked(input), with_proof(config, proof), **kwargs)
-
-    async def astream(  # type: ignore[override]
-        self,
-        input: Any,  # noqa: A002
-        config: Any = None,
-        **kwargs: Any,
-    ) -> AsyncIterator[Any]:
-        proof = await acheck_run(self, config, kwargs.get("context"))
-        async for chunk in super().astream(
-            self._masked(input), with_proof(config, proof), **kwargs
-        ):
-            yield chunk
+    def _masks_input(self) -> bool:
+        return self.masks_input
 
 
 def _as_response(response: Any) -> ModelResponse[Any]:
