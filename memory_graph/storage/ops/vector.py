@@ -520,6 +520,7 @@ def hybrid_search_op(
         [str(row["id"]) for row in dense],
         weight=weight * DENSE_WEIGHT,
         head=DENSE_FUSED,
+        scores=[h.score for h in lexical],
     )
     records: dict[str, Record] = {
         row["id"]: record_from_row(row) for row in dense if row["id"] not in by_id
