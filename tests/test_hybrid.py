@@ -676,3 +676,69 @@ def test_unit_literals_for_real_arrays():
     for bad in ([], [0.0, 0.0], [float("nan")], [float("inf"), 1.0]):
         with pytest.raises(ValueError):
             unit_literal(bad)
+
+
+class TableEmbeddings(Embeddings):
+    """Fixed vectors by text (unit axes), so the dense ranking is chosen by the test."""
+
+    model = "table-3"
+
+    def __init__(self, table: dict[str, list[float]]) -> None:
+        self.table = table
+
+    def _embed(self, text: str) -> list[float]:
+        for key, vec in self.table.items():
+            if key in text:
+                return vec
+        return [0.0, 0.0, 1.0]
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        return [self._embed(t) for t in texts]
+
+    def embed_query(self, text: str) -> list[float]:
+        return self._embed(text)
+
+
+def test_a_lexical_near_tie_is_decided_by_the_fusion_a_clear_winner_stays_first(vmake):
+    emb = TableEmbeddings({})
+    store, lexical = vmake(emb), vmake()
+    store.enable_embeddings()
+    for text in ("Likes apples", "Likes pears", "Picks cherries"):
+        store.add(ALICE, "fact", text)
+    lex = lexical.search(ALICE, "apples pears", limit=3)
+    # Precondition: the two lexical hits score alike (no clear winner).
+    assert len(lex) == 2 and lex[0].score < 1.5 * lex[1].score
+    first, second = _contents(lex)
+    # The dense ranking prefers the lexical second, then cherries, then the lexical first.
+    emb.table.update(
+        {
+            "apples pears": [1.0, 0.0, 0.0],
+            second: [0.99, 0.141, 0.0],
+            "cherries": [0.9, 0.436, 0.0],
+            first: [0.5, 0.866, 0.0],
+        }
+    )
+    assert store.index_embeddings(ALICE) == 3
+    # The lexical first place is not kept: the fusion of both legs ranks the second first.
+    assert _contents(store.search(ALICE, "apples pears", limit=3))[:2] == [second, first]
+    # A clear lexical winner stays first whatever the dense leg prefers.
+    store.add(ALICE, "fact", "Likes apples and apple pie with pears")
+    store.index_embeddings(ALICE)
+    lex = lexical.search(ALICE, "apples pears", limit=4)
+    assert lex[0].record.content == "Likes apples and apple pie with pears"
+    assert lex[0].score >= 1.5 * lex[1].score
+    assert _contents(store.search(ALICE, "apples pears", limit=4))[0] == lex[0].record.content
+
+
+def test_the_keep_margin_rule():
+    from memory_graph.recall.hybrid import KEEP_MARGIN, fuse_legs
+
+    lexical, dense = ["a", "b", "c"], ["b", "x", "y"]
+    near = [2.0, 1.9, 1.0]
+    clear = [KEEP_MARGIN * 1.9, 1.9, 1.0]
+    assert [i for i, _ in fuse_legs(lexical, dense, scores=near)][0] == "b"
+    assert [i for i, _ in fuse_legs(lexical, dense, scores=clear)][0] == "a"
+    assert [i for i, _ in fuse_legs(["a"], dense, scores=[0.1])][0] == "a"  # a lone hit
+    assert [i for i, _ in fuse_legs(lexical, dense)][0] == "a"  # no scores: kept
+    # Zero or equal scores are a tie, not a winner.
+    assert [i for i, _ in fuse_legs(lexical, dense, scores=[0.0, 0.0, 0.0])][0] == "b"

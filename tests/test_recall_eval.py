@@ -117,3 +117,21 @@ def test_times_are_sessions_only_when_documents_share_them() -> None:
     assert parse_time("2024年04月04日 周四 07:05") == datetime(
         2024, 4, 4, 7, 5, tzinfo=timezone.utc
     )
+
+
+_INVENTED = Path(__file__).parent / "data" / "recall_invented"
+
+
+@pytest.mark.parametrize(
+    ("suite", "conversation", "floor"),
+    [("sessions", "whole", 0.68), ("proactive2", "recent", 0.38), ("chats", "whole", 0.76)],
+)
+def test_invented_suites_keep_their_lexical_figures(
+    suite: str, conversation: str, floor: float, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Invented text nobody tuned to (issue 28): a ranking change that lowers recall@10 on
+    # any of them below its floor (the measured figure minus a margin) fails here.
+    args = ["--suite", str(_INVENTED / suite), "--pure", "--json", "--conversation", conversation]
+    assert main(args) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["all"]["recall@10"] >= floor
