@@ -217,3 +217,33 @@ def test_colour_words_are_colours_unless_a_camp_is_meant() -> None:
         assert check(text).allowed, text
     for text in ("我是深绿，不会投给国民党", "我们全家都是深蓝", "我就是个小粉红"):
         assert check(text).category == "political_religious", text
+
+
+# ---------------------------------------------------------------- idioms that look sensitive
+
+
+def test_race_distances_admissions_and_food_dislikes_are_not_disclosures() -> None:
+    """A race distance written like money ("a 10k", "21k in two hours"), "lost my mind",
+    "Confession:" as an admission, and not eating beef or pork with no religion named were
+    blocked. ``idioms.jsonl`` was written and scored before the rules (fpr 0.32, recall
+    0.90 then); ``idioms_heldout.jsonl`` was written after them, to check they generalise."""
+    report = run_guard_eval(PROBES / "idioms.jsonl")
+    assert report["overall"]["fpr"] <= 0.05
+    assert report["overall"]["recall"] == 1.0
+    heldout = run_guard_eval(PROBES / "idioms_heldout.jsonl")
+    assert heldout["overall"]["fpr"] <= 0.1
+    assert heldout["overall"]["recall"] >= 0.9
+    for text in (
+        "Did a 15k trail run, lost my water bottle at the 9k mark.",
+        "Small confession: I never learned to whistle.",
+        "我不吃猪肉，吃了会长痘。",
+    ):
+        assert check(text).allowed, text
+    for text, category in (
+        ("I lost 7k on sports bets last year", "finance"),
+        ("ran 10k, then paid off the last 3k of my car loan", "finance"),
+        ("I go to confession every other Saturday", "political_religious"),
+        ("我信真主，不吃猪肉", "political_religious"),
+        ("我婆婆信佛，不吃牛肉", "third_party"),
+    ):
+        assert check(text).category == category, text

@@ -8,7 +8,9 @@
   (``stdnum.us.rtn``) or a long number after an account word.
 - Status: income, salary, debts, loans, balances, savings, losses with an amount in any
   form (``$6k``, ``28k``, ``six grand``, ``两万三``); credit score, bankruptcy,
-  garnishment, collections, overdue debt with or without an amount.
+  garnishment, collections, overdue debt with or without an amount. A race or training
+  distance (``ran 10k``, ``a 21k trail race``) is not an amount, and ``lost`` is a loss
+  only with an amount or money after it (not ``lost my mind``).
 """
 
 from __future__ import annotations
@@ -268,6 +270,52 @@ _PACKAGE = re.compile(
 
 _TYPOS = Typos(["salary", "mortgage", "paycheck", "bankruptcy", "bankrupt", "garnished"])
 
+# A race or a training distance written like an amount ("ran 10k", "a 21k trail race",
+# "10k in 52 minutes", "the 7k mark"): blanked before amounts are looked for, so "an hour"
+# or "lost my voice" next to it is not read as a wage or a loss. Only the number itself
+# is judged: "ran a 10k, then paid off the last 8k of my loans" keeps the 8k.
+_SPORT_VERB = (
+    r"ran|run|runs|running|raced|race|racing|jog|jogged|jogging|swam|swim|swimming|"
+    r"cycled|cycle|cycling|biked|bike|biking|rode|ride|riding|hiked|hike|hiking|walked|"
+    r"walk|walking|rowed|row|rowing|paddled|skied|trained for|training for"
+)
+_DISTANCE_EN = re.compile(
+    r"(?:\b(?:" + _SPORT_VERB + r")(?:\s+(?:a|an|the|my|another|first|an easy|easy|"
+    r"slow|fast|hilly|quick|full|whole|extra|another))?"
+    r"|\b(?:signed up for|sign up for|registered for|register for|entered|enter|did|do|"
+    r"doing|done|finished|finish|completed|complete|won)\s+(?:a|an|the|my|another)"
+    r"(?:\s+(?:first|next|charity|fun|virtual|trail|local))?"
+    r"|\b(?:first|next|charity|fun|virtual|trail|parkrun))"
+    r"\s*(?P<d>\d{1,3}(?:\.\d)?\s?k)\b(?!\s*(?:of|in debt|bonus|salary|loans?|debt|"
+    r"a year|a month|per|/|on (?:crypto|stocks|shares|bets?)))"
+    r"|(?P<e>\b\d{1,3}(?:\.\d)?\s?k)(?=\s*(?:race|races|run|runs|runners?|fun run|trail|"
+    r"walk|swim|ride|route|loop|course|event|parkrun|mark|finish|split|splits|pb|pr|"
+    r"personal best|training|pace|relay|ultra)\b"
+    r"|\s+in\s+(?:just\s+|about\s+|around\s+|under\s+|over\s+|less than\s+)*"
+    r"(?:\d+|an?|one|two|half an?)\s*(?:minutes?|mins?|hours?|hrs?|seconds?|secs?)\b)"
+)
+# "lost" / "losing" is a loss only with an amount or money after it ("lost 10k on crypto",
+# "lost it all"), not "lost my mind / voice / keys".
+_LOSS_OBJECT = re.compile(
+    r"\s+(?:(?:about|around|over|nearly|almost|like|roughly|maybe|another|close to|"
+    r"more than|at least|a whopping|over)\s+)*(?:[$€£¥]|\d|half|a third|a quarter|most|"
+    r"it all|all of it|everything|money|cash|big|a fortune|a lot|a ton|thousands|"
+    r"(?:my|our) (?:shirt|savings|life savings|investment|retirement|pension|deposit|"
+    r"house|home|nest egg|stake|money))"
+)
+
+
+def _blank_distances(low: str) -> str:
+    """``low`` with every race or training distance blanked (same length)."""
+
+    def blank(m: re.Match[str]) -> str:
+        group = "d" if m.group("d") else "e"
+        start, end = m.start(group) - m.start(), m.end(group) - m.start()
+        text = m.group(0)
+        return text[:start] + " " * (end - start) + text[end:]
+
+    return _DISTANCE_EN.sub(blank, low) if "k" in low else low
+
 
 def _status(sent: Sentence) -> list[Cue]:
     text, low = sent.unquoted(), sent.low
@@ -293,6 +341,7 @@ def _status(sent: Sentence) -> list[Cue]:
     m = _STATUS_EN.search(low)
     if m:
         cues.append(Cue("finance", reason_status, m.start(), m.end(), "strong"))
+    low = _blank_distances(low)
     amount = _AMOUNT_EN.search(low)
     if amount and not _BUSINESS_EN.search(low):
         for start, end, _ in _TYPOS.find(low):
@@ -301,18 +350,27 @@ def _status(sent: Sentence) -> list[Cue]:
     if earns and _BIG_OR_PERIODIC.search(earns.group(0)):
         cues.append(Cue("finance", reason_amount, earns.start(), earns.end(), "strong"))
     if amount:
+        # the first term, and a strong one after a weak one ("then paid off the last 8k of
+        # my student loans": "paid" needs a person bound to it, "student loans" does not)
+        had_weak = False
         for term in _INCOME_EN.finditer(low):
             weak = term.group(0) in _WEAK_EN or _BUSINESS_EN.search(low) is not None
+            if weak and had_weak:
+                continue
             if weak and _BUSINESS_EN.search(low) and term.group(0) in _WEAK_EN:
                 continue
             if term.group(0) in _WEAK_EN and not _BIG_OR_PERIODIC.search(low):
+                continue
+            if term.group(0) in ("lost", "losing") and not _LOSS_OBJECT.match(low, term.end()):
                 continue
             cues.append(
                 Cue(
                     "finance", reason_amount, term.start(), term.end(), "weak" if weak else "strong"
                 )
             )
-            break
+            if not weak:
+                break
+            had_weak = True
     return cues
 
 

@@ -3,7 +3,9 @@ dress), conversion or leaving a faith.
 
 Affiliations (``Catholic``, ``Muslim``, ``基督徒``) and practices (``Shabbat``,
 ``Ramadan``, ``念经``, ``做礼拜``) are cues; a person must be bound to generic ones
-(``church``, ``temple``, ``halal``). Topic talk about religions passes.
+(``church``, ``temple``, ``halal``). Topic talk about religions passes, and so do
+everyday idioms (``Confession:`` opening an admission, ``praying it doesn't rain``,
+``honest to God``) and, in Chinese, not eating beef or pork when no religion is named.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ _PRACTICE_STRONG_EN = alt(
     "confession|communion|rosary|mass|sunday service|bible study|tithe|tithing|"
     "ramadan|iftar|suhoor|sehri|fasting for|eid|lent|ash wednesday|shabbat|sabbath|"
     "kosher|halal|hijab|headscarf|niqab|turban|kippah|yarmulke|tzitzit|modest dress|"
+    "confess my sins|confessed my sins|confessing my sins|confess our sins|confessed our sins|"
     "baptized|baptised|baptism|confirmed|bar mitzvah|bat mitzvah|missionary|mission trip|"
     "puja|diwali puja|temple|mosque|synagogue|gurdwara|church|parish|congregation|"
     "my faith|my religion|god|jesus|allah|the lord|scripture|quran|koran|torah|bible|"
@@ -50,8 +53,16 @@ _FAITH_RE = re.compile(rf"\b{_FAITH_EN}(?![a-z])")
 _NOT_FAITH = re.compile(
     r"\b(?:catholic|christian|orthodox) (?:school|university|college|church history)\b|"
     r"\bmass (?:email|effect|market|transit|production|layoffs?)\b|\bgod(?:s)? of war\b|"
-    r"\bpray (?:that|the weather|it works|it doesn't|we|you|this)\b|\boh my god\b|\bomg\b|"
+    r"\bpray(?:ing)? (?:that|the weather|it works|it doesn't|it won't|it holds|it stays|we|"
+    r"you|this)\b|\boh my god\b|\bomg\b|"
     r"\bthank god\b|\bgod knows\b|\bholy\b|\bjesus christ\b(?= [a-z]+ing)|"
+    r"\b(?:honest|swear|hand) to god\b|\bfor god'?s sake\b|"
+    # "Confession:", "confession time", "I have a confession (to make)": an admission that
+    # opens what follows. Going to, making or hearing confession is the sacrament (a cue).
+    r"(?:^|[:;.!?\"(]\s*|\b(?:ok|okay|so|alright|honest|small|quick|full|true|little|big|"
+    r"minor|one|another|my|slight)\s+)confessions?(?:\s+time)?\s*(?::|,(?=\s*i\b)|!|-|\u2014|\u2013|\.\.\.)|"
+    r"\bconfession time\b|"
+    r"\b(?:have|got) (?:a|one|another|an?(?: \w+)?) confession(?: to make)?\b|"
     r"\bconvert (?:\d|this|that|it|to celsius|to fahrenheit|to pdf|the)\b|"
     r"\bconfirmed (?:the|my|it|that|booking)\b|"
     r"\blent (?:me|him|her|them|it|my|you)\b|\bretreat (?:center|venue)? ?for (?:the|our) team\b"
@@ -69,14 +80,22 @@ _ZH = re.compile(
     r"耶稣|道)|无神论|穆斯林|基督徒|佛教徒|道教徒|天主教徒|[\u4e00-\u9fff]{1,3}教徒|信徒|教友|"
     r"耶和华见证人|受洗|洗礼|朝觐|礼拜|弥撒|去教堂|教会|团契|查经|去清真寺|清真|吃斋|念佛|"
     r"早斋|斋戒|斋月|封斋|开斋|念经|诵经|祷告|祈祷|守安息日|安息日|四旬期|大斋期|佛堂|居士|"
-    r"皈依|头巾|戴头巾|盖头|不吃牛|不吃猪肉|一贯道|藏传佛教|摩门|天主教|基督教|伊斯兰|"
+    r"皈依|头巾|戴头巾|盖头|一贯道|藏传佛教|摩门|天主教|基督教|伊斯兰|"
     r"犹太教|印度教|锡克|巴哈伊|佛教|道教|受戒|出家|上香|拜佛|抄经|灵修|主日|主麻|聚礼|烧香|"
     r"唱诗班|五戒|受了.{0,2}戒|领圣餐|圣餐|告解|做弥撒|望弥撒|守斋|念珠|[晨晚]祷|灵修"
 )
 _ZH_WEAK = frozenset(
-    "清真|礼拜|教会|不吃牛|不吃猪肉|头巾|上香|拜佛|天主教|基督教|伊斯兰|犹太教|印度教|佛教|"
+    "清真|礼拜|教会|头巾|上香|拜佛|天主教|基督教|伊斯兰|犹太教|印度教|佛教|"
     "道教|摩门|锡克|巴哈伊|藏传佛教|一贯道|念佛|诵经|抄经|出家|灵修|主日|烧香|唱诗班|"
     "念珠".split("|")
+)
+# Not eating beef or pork is a dietary law only when the sentence names a religion or a
+# reason of faith (我信佛，不吃牛肉 / 因为宗教信仰不吃猪肉 / 我们家是回民，不吃猪肉); alone it
+# is a taste or a diet (我不吃牛肉，从小就不吃).
+_ZH_DIET = re.compile(r"(?:不吃|不碰|不沾|忌)(?:牛|猪|大肉|荤)")
+_ZH_DIET_WHY = re.compile(
+    r"宗教|信仰|教规|教义|戒律|回民|回族|穆斯林|清真|斋|佛(?!系)|真主|安拉|菩萨|上帝|印度教|"
+    r"伊斯兰|犹太|初1?[、和 ]?15|忌讳.{0,2}(?:教|信)"
 )
 _BARE_SELF = re.compile(
     rf"^\W*(?:{_FAITH_EN})\s*(?:here|btw|fyi|by the way|if that matters|so\b|and\b|,|$)"
@@ -111,6 +130,9 @@ def detect(sent: Sentence) -> list[Cue]:
         for m in _ZH.finditer(text):
             kind = "weak" if m.group(0) in _ZH_WEAK else "strong"
             cues.append(Cue("political_religious", _REASON, m.start(), m.end(), kind))  # type: ignore[arg-type]
+        if _ZH_DIET_WHY.search(text):
+            for m in _ZH_DIET.finditer(text):
+                cues.append(Cue("political_religious", _REASON, m.start(), m.end(), "strong"))  # type: ignore[arg-type]
     if _LANDMARK.search(low):
         low = _LANDMARK.sub(lambda m: " " * len(m.group(0)), low)
         text = _LANDMARK.sub(lambda m: " " * len(m.group(0)), text)
@@ -132,11 +154,11 @@ def detect(sent: Sentence) -> list[Cue]:
     return cues
 
 
-# Every cue of :func:`detect` is a match of _ZH (on the unquoted sentence) or _TERM_EN
+# Every cue of :func:`detect` is a match of _ZH or _ZH_DIET (on the unquoted sentence) or _TERM_EN
 # (lowered), found after _LANDMARK and _NOT_FAITH blank their matches: when none of
 # them matches, nothing is blanked and nothing is found.
 _GATE_LOW = any_match(_TERM_EN, _LANDMARK, _NOT_FAITH)
-_GATE_ZH = any_match(_ZH, _LANDMARK)
+_GATE_ZH = any_match(_ZH, _LANDMARK, _ZH_DIET)
 
 
 def possible(sent: Sentence) -> bool:
