@@ -1,7 +1,7 @@
 """Start and stop the real ``langgraph dev`` on the repository's ``langgraph.json``.
 
 Shared by ``test_langgraph_dev`` and ``test_server_auth``. The CLI (in-memory runtime) runs
-from the repository root on a free loopback port, without ``--allow-blocking``, in its own
+on the repository's ``langgraph.json`` from a private working directory on a free loopback port, without ``--allow-blocking``, in its own
 process group; it is stopped like a terminal's Ctrl-C (SIGINT to the group), and nothing it
 started may be left running, the embedded PostgreSQL included.
 """
@@ -121,13 +121,14 @@ def langgraph_dev(dsn: str, extra_env: Mapping[str, str] | None = None) -> Itera
     env.update(extra_env or {})
     port = free_port()
     log = work / "server.log"
-    state_dir = ROOT / ".langgraph_api"  # the in-memory runtime's state, in the cwd
-    had_state = state_dir.exists()
+    # The in-memory runtime keeps its state in ``.langgraph_api`` of its working directory:
+    # each server runs in its own directory (two servers of parallel test workers sharing
+    # the repository root removed each other's state while running).
     with open(log, "wb") as out:
         proc = subprocess.Popen(
             [str(CLI), "dev", "--host", "127.0.0.1", "--port", str(port), "--no-browser"]
-            + ["--no-reload"],
-            cwd=ROOT,
+            + ["--no-reload", "--config", str(ROOT / "langgraph.json")],
+            cwd=work,
             env=env,
             stdout=out,
             stderr=subprocess.STDOUT,
@@ -156,8 +157,6 @@ def langgraph_dev(dsn: str, extra_env: Mapping[str, str] | None = None) -> Itera
             p.kill()
         text = log.read_text(errors="replace")
         subprocess.run(["rm", "-rf", str(work)], check=False)
-        if not had_state:  # leave a developer's own dev-server state alone
-            subprocess.run(["rm", "-rf", str(state_dir)], check=False)
         assert not leftover, f"left running after langgraph dev stopped: {leftover}"
         assert "BlockingError" not in text, text[-4000:]
         unexpected = [e for e in _logged_exceptions(text) if not _REFUSAL.match(e)]

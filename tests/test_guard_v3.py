@@ -247,3 +247,77 @@ def test_race_distances_admissions_and_food_dislikes_are_not_disclosures() -> No
         ("我婆婆信佛，不吃牛肉", "third_party"),
     ):
         assert check(text).category == category, text
+
+
+# ------------------------------------------- a label line does not hide the next line
+
+
+@pytest.mark.parametrize(
+    "label",
+    [
+        "what's the format of a US passport number",
+        "how long is a phone number",
+        "Is the address",
+        "请问护照号码",
+    ],
+)
+@pytest.mark.parametrize(
+    "disclosure",
+    [
+        "started lamotrigine last month, the rash scare was nothing",
+        "I was diagnosed with type 2 diabetes in March",
+        "我去年确诊了抑郁症",
+    ],
+)
+def test_a_label_line_does_not_lend_its_question_to_the_next_line(
+    label: str, disclosure: str
+) -> None:
+    # A line ending in a label word continues onto the next line (the value it announces);
+    # its question or topic talk must not make the next line's own disclosure harmless.
+    assert not check(disclosure).allowed
+    joined = check(f"{label}\n{disclosure}")
+    assert not joined.allowed and joined.category == check(disclosure).category
+
+
+# ---------------------------- a sentence joined at a soft break keeps each part's reading
+
+_SOFT_PREFIXES = [
+    "身份证最后一位为什么会是X",  # ". " after a single letter reads as an initial
+    "the museum is at 1000 5th Ave",  # ". " after an abbreviation
+    "my rent is due on the 1st",
+    "the car costs 30k",
+    "what's the format of a US passport number",  # a label line
+    "I paid $12 for lunch",
+]
+_BLOCKED = [
+    "started lamotrigine last month, the rash scare was nothing",
+    "Kevin in accounting is on suspension for a DUI",
+    "ship it to my place: 77 Halden Avenue, Unit 12",
+    "A1C 7.2 last month",
+    "my driver licence no. is SMITH904175J99AB",
+    "我同事小刘是同性恋，还没出柜",
+]
+
+
+@pytest.mark.parametrize("sep", ["\n", "。", ". ", "! ", "；", "? "])
+def test_no_prefix_and_separator_hides_a_blocked_text(sep: str) -> None:
+    # A text the guard blocks stays blocked whatever harmless text comes before it: an
+    # abbreviation dot, an initial, a label's line break or a leetspeak reading that spans
+    # the join must not lend the prefix's question or topic talk to it.
+    for text in _BLOCKED:
+        category = check(text).category
+        assert category is not None, text
+        for prefix in _SOFT_PREFIXES:
+            assert check(prefix).allowed, prefix
+            joined = check(prefix + sep + text)
+            assert not joined.allowed, (prefix, sep, text)
+    # A blocked first part stays blocked whatever follows.
+    assert not check("my salery is 70k. our company's revenue hit $3M this quarter").allowed
+
+
+def test_soft_breaks_do_not_cost_the_square_of_a_long_text() -> None:
+    from memory_graph.guard._cues import sentences
+
+    text = "I met Dr. Li. " * 2 + "St. " * 2000 + "the end"
+    parts = sentences(text)
+    assert sum(len(s.text) for s in parts) < 4 * len(text)

@@ -506,26 +506,60 @@ def sentences(text: str) -> list[Sentence]:
     r"""Cut a normalized text into sentences (Chinese and English punctuation, newlines).
 
     A line break right after a label (``my passport number:``) continues the sentence,
-    so the value on the next line is read with its label; it is read as a space.
+    so the value on the next line is read with its label; it is read as a space. A dot
+    after an abbreviation or an initial (``St.``, ``R.``) does not end the sentence either.
+    Each part of a sentence so joined is also a sentence of its own: joining can add a
+    block (the label with its value), never hide one (a first part's question or topic
+    talk is not lent to a disclosure after "passport number" + line break, "5th Ave. " or
+    "是X. ").
 
     >>> [s.text for s in sentences("I like tea. 我有糖尿病。ok")]
     ['I like tea', '我有糖尿病', 'ok']
     >>> [s.text for s in sentences("SSN:\n536-22-8147\nthanks")]
-    ['SSN: 536-22-8147', 'thanks']
+    ['SSN: 536-22-8147', 'SSN:', '536-22-8147', 'thanks']
+    >>> [s.text for s in sentences("Dr. Li is kind")]
+    ['Dr. Li is kind', 'Dr', 'Li is kind']
     """
     out: list[Sentence] = []
     pos = 0
+    soft: list[tuple[int, int]] = []
     for m in _SPLIT.finditer(text):
-        if m.group(0).startswith(".") and _is_abbreviation(text, m.start()):
-            continue
-        if _continues(text, pos, m):
+        if (m.group(0).startswith(".") and _is_abbreviation(text, m.start())) or _continues(
+            text, pos, m
+        ):
+            soft.append((m.start(), m.end()))
             continue
         if m.start() > pos:
-            out.append(_make(text[pos : m.start()], pos))
+            _append(out, text, pos, m.start(), soft)
         pos = m.end()
+        soft = []
     if pos < len(text):
-        out.append(_make(text[pos:], pos))
+        _append(out, text, pos, len(text), soft)
     return [s for s in out if s.text.strip()]
+
+
+def _append(
+    out: list[Sentence], text: str, start: int, end: int, soft: list[tuple[int, int]]
+) -> None:
+    """Append the sentence ``text[start:end]`` and, when it was joined across ``soft``
+    breaks, what comes before and after each of them (so a text joined to another at a soft
+    break keeps its own reading); past :data:`_MAX_SOFT` breaks, the pieces between them."""
+    out.append(_make(text[start:end], start))
+    if len(soft) > _MAX_SOFT:
+        at = start
+        for b_start, b_end in soft:
+            out.append(_make(text[at:b_start], at))
+            at = b_end
+        out.append(_make(text[at:end], at))
+        return
+    for b_start, b_end in soft:
+        out.append(_make(text[start:b_start], start))
+        out.append(_make(text[b_end:end], b_end))
+
+
+_MAX_SOFT = 8
+"""Soft breaks in one sentence beyond which only the pieces between them are added (the
+prefixes and suffixes would cost the square of the sentence's length)."""
 
 
 _HAS_CJK = re.compile(f"[{CJK}]")

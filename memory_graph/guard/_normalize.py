@@ -241,7 +241,9 @@ _EN_GATE = re.compile(rf"(?<![a-z]){_EN_WORD}(?:[ ]?[,-][ ]?|[ ]){_EN_WORD}(?![a
 _LEET_GATE = re.compile(r"[a-z][013457@$][a-z]|(?<![a-z0-9@$.])[0@$4][a-z]{2}")
 """On the lowered text: every match of :data:`_LEET` is a match of this."""
 _LEET_VALUE = {"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s"}
-_LEET_WORD = re.compile(r"\S+")
+_LEET_WORD = re.compile(r"[^\s。！？；，、：!?;,:()\"“”]+")
+"""A word for leetspeak: punctuation that ends a sentence or a clause ends it too, so a
+word's reading does not depend on the sentence before it ("lunch。A1C" is two words)."""
 _LETTER_RUN = re.compile(r"[A-Za-z]{3}")
 _TERM_OF_ART = re.compile(
     r"(?i)\W*(?:(?:hb)?a1c|[bdk]\d{1,2}|h\dn\d|cd\d+|her2|brca\d|apoe\d|il-?\d+|t[12]d|"
