@@ -1,9 +1,9 @@
 """Start and stop the real ``langgraph dev`` on the repository's ``langgraph.json``.
 
 Shared by ``test_langgraph_dev`` and ``test_server_auth``. The CLI (in-memory runtime) runs
-on the repository's ``langgraph.json`` from a private working directory on a free loopback port, without ``--allow-blocking``, in its own
-process group; it is stopped like a terminal's Ctrl-C (SIGINT to the group), and nothing it
-started may be left running, the embedded PostgreSQL included.
+from a private working directory on a free loopback port, without ``--allow-blocking``, in
+its own process group; it is stopped like a terminal's Ctrl-C (SIGINT to the group), and
+nothing it started may be left running, the embedded PostgreSQL included.
 """
 
 from __future__ import annotations

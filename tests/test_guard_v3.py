@@ -321,3 +321,14 @@ def test_soft_breaks_do_not_cost_the_square_of_a_long_text() -> None:
     text = "I met Dr. Li. " * 2 + "St. " * 2000 + "the end"
     parts = sentences(text)
     assert sum(len(s.text) for s in parts) < 4 * len(text)
+
+
+@pytest.mark.parametrize(
+    "prefix", ["my rent is due on the 1st", "the car costs 30k", "身份证最后一位为什么会是X"]
+)
+@pytest.mark.parametrize("text", ["I paid $12 for lunch", "how do payday loans work", "I like tea"])
+def test_an_ordinal_or_a_letter_after_a_number_does_not_run_on(prefix: str, text: str) -> None:
+    # "1st." / "30k." / "是X." end a sentence: they are not "St." or an initial, so two
+    # harmless sentences are not read as one (which blocked them as a disclosure).
+    assert check(prefix).allowed and check(text).allowed
+    assert check(f"{prefix}. {text}").allowed

@@ -475,8 +475,9 @@ _ABBREVIATIONS = frozenset(
 
 
 def _is_abbreviation(text: str, dot: int) -> bool:
-    """True when the ``.`` at ``dot`` ends an abbreviation or an initial (``no.``, ``R.``)."""
-    m = re.search(r"([A-Za-z.]+)$", text[:dot])
+    """True when the ``.`` at ``dot`` ends an abbreviation or an initial (``no.``, ``R.``):
+    a word of its own (not the end of ``1st``, ``30k`` or ``是X``)."""
+    m = re.search(r"(?:^|(?<=[\s(\[\"'“‘]))([A-Za-z.]+)$", text[:dot])
     if not m:
         return False
     word = m.group(1).replace(".", "").lower()
