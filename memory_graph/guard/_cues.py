@@ -495,12 +495,20 @@ announces is on the next line, so the line break does not end the sentence."""
 
 
 def _continues(text: str, pos: int, split: re.Match[str]) -> bool:
-    """True when the split is one line break after a label line (see :data:`_LABEL_END`)."""
+    """True when the split is one line break after a label line (see :data:`_LABEL_END`)
+    and the next line starts like a value (a digit or ``@`` in its first 40 characters:
+    a number, an id, an e-mail address, a house number)."""
     if split.group(0) != "\n":
         return False
     line_start = text.rfind("\n", 0, split.start()) + 1
     line = text[max(line_start, pos, split.start() - 40) : split.start()]
-    return _LABEL_END.search(line) is not None
+    if _LABEL_END.search(line) is None:
+        return False
+    following = text[split.end() : split.end() + 40].split("\n", 1)[0]
+    return _VALUE_START.search(following) is not None
+
+
+_VALUE_START = re.compile(r"[0-9@]")
 
 
 def sentences(text: str) -> list[Sentence]:
