@@ -494,6 +494,11 @@ _LABEL_END = re.compile(
 announces is on the next line, so the line break does not end the sentence."""
 
 
+_VALUE_START = re.compile(r"[0-9@]")
+"""What a label's value line holds near its start: a digit (a number, an id, a house number)
+or ``@`` (an e-mail address)."""
+
+
 def _continues(text: str, pos: int, split: re.Match[str]) -> bool:
     """True when the split is one line break after a label line (see :data:`_LABEL_END`)
     and the next line starts like a value (a digit or ``@`` in its first 40 characters:
@@ -506,9 +511,6 @@ def _continues(text: str, pos: int, split: re.Match[str]) -> bool:
         return False
     following = text[split.end() : split.end() + 40].split("\n", 1)[0]
     return _VALUE_START.search(following) is not None
-
-
-_VALUE_START = re.compile(r"[0-9@]")
 
 
 def sentences(text: str) -> list[Sentence]:

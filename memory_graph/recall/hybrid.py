@@ -143,7 +143,7 @@ def fuse_legs(
         >>> [i for i, _ in fuse_legs(lex, dense, head=2, k=1, scores=[3.0, 2.5, 1.0])][:2]
         ['b', 'a']
     """
-    if scores is not None and len(scores) > 1 and not (0 < margin * scores[1] <= scores[0]):
+    if scores is not None and len(scores) > 1 and not (0 < scores[0] >= margin * scores[1]):
         keep = 0
     fused = rrf([lexical, dense[:head]], k=k, weights=(1.0, weight))
     kept = list(dict.fromkeys(lexical[:keep])) if weight > 0 else []
