@@ -169,7 +169,7 @@ def _opener(request: pytest.FixtureRequest, dsn: str, clock: FakeClock) -> Any:
     return make, close
 
 
-@pytest.fixture(params=["sync", "async", "sync-array", "async-array"])
+@pytest.fixture(params=["sync", "async-sql", "sync-array-sql", "async-array"])
 def vmake(
     request: pytest.FixtureRequest,
     vector_dsn: str,
@@ -178,8 +178,14 @@ def vmake(
 ) -> Iterator[Callable[..., Any]]:
     """``vmake(embeddings=None)``: a set-up store of the parametrised flavour on a server with
     pgvector; the ``-array`` flavours store ``real[]`` vectors (what a server without pgvector
-    gets), so every dense-leg test runs on both kinds."""
-    if request.param.endswith("-array"):
+    gets) and the ``-sql`` ones rank the dense leg in SQL (what a process without numpy
+    does) rather than in process, so every dense-leg test runs on both kinds, both rankings
+    and both twins."""
+    if request.param.endswith("-sql"):
+        from memory_graph.storage.ops import hybrid as H
+
+        monkeypatch.setattr(H, "IN_PROCESS", False)
+    if "-array" in request.param:
         from memory_graph.storage.ops import vector as V
         from memory_graph.storage.shell import recall_async, recall_sync
 

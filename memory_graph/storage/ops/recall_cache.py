@@ -117,6 +117,11 @@ _SHARED_COLS = (
 """Row columns whose values repeat across an owner's records (interned on load)."""
 
 
+def vector_bytes(vector: Any) -> int:
+    """Estimated bytes of a held vector (a numpy array, or ``None``) and its dict slot."""
+    return 200 + (0 if vector is None else int(vector.nbytes))
+
+
 def _entry_bytes(e: _Entry) -> int:
     return _RECORD_BYTES + _CHAR_BYTES * len(e.doc.text) + _TOKEN_BYTES * len(e.doc.tokens)
 
@@ -302,9 +307,11 @@ class OwnerPool:
         "_lock",
         "_previous",
         "_views",
+        "dense",
         "entries",
         "nbytes",
         "stamps",
+        "vectors",
     )
 
     def __init__(
@@ -314,6 +321,7 @@ class OwnerPool:
         previous: Mapping[tuple[str, ...], tuple[_View, frozenset[str]]] | None = None,
         lines: Mapping[str, tuple[Record, tuple[str, ...]]] | None = None,
         nbytes: int | None = None,
+        vectors: Mapping[str, dict[str, tuple[Record, Any]]] | None = None,
     ) -> None:
         self.entries = dict(entries)
         # The pool's estimated bytes once searched (entries, index, rendered lines): what
@@ -331,6 +339,12 @@ class OwnerPool:
         self._lock = threading.Lock()
         # Rendered lines by record id, with the record they render (see record_lines).
         self._lines: dict[str, tuple[Record, tuple[str, ...]]] = dict(lines or {})
+        # The dense leg's vectors (``ops/dense.py``): by model, by record id, with the record
+        # they were computed from; and its memo of stacked matrices (rebuilt when they grow).
+        self.vectors: dict[str, dict[str, tuple[Record, Any]]] = {
+            m: dict(v) for m, v in (vectors or {}).items()
+        }
+        self.dense: dict[tuple[Any, ...], Any] = {}
 
     def applied(self, rows: Iterable[dict[str, Any]], stamps: _Stamps) -> OwnerPool:
         """A new pool with ``rows`` (newer versions, or rows that left the active set; their
@@ -363,7 +377,16 @@ class OwnerPool:
         lines = dict(self._lines)
         for rid in delta:
             lines.pop(rid, None)
-        return OwnerPool(entries, stamps, previous, lines, nbytes)
+        # So do the dense leg's vectors (a changed record's vector is read again).
+        vectors: dict[str, dict[str, tuple[Record, Any]]] = {}
+        for model, held in self.vectors.items():
+            vectors[model] = kept = {}
+            for rid, vec in held.items():
+                if rid in delta:
+                    nbytes -= vector_bytes(vec[1])
+                else:
+                    kept[rid] = vec
+        return OwnerPool(entries, stamps, previous, lines, nbytes, vectors)
 
     def record_lines(self, record: Record) -> tuple[str, ...]:
         """:func:`~memory_graph.recall.render.record_lines` of ``record``, kept with the pool.
@@ -495,6 +518,13 @@ class RecallCache:
             while self._bytes > self._max and len(self._pools) > 1:
                 _key, dropped = self._pools.popitem(last=False)
                 self._bytes -= dropped.nbytes
+
+    def grew(self, owner: Owner, pool: OwnerPool, nbytes: int) -> None:
+        """Count ``nbytes`` more for ``pool``, the owner's (data it gained since it was put)."""
+        with self._lock:
+            pool.nbytes += nbytes
+            if self._pools.get(_owner_key(owner)) is pool:
+                self._bytes += nbytes
 
     def clear(self) -> None:
         """Drop every pool (the next recall of each owner reloads it)."""

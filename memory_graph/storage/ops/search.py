@@ -31,6 +31,7 @@ from ...validate import KINDS, SENSITIVITIES, TRUSTS, aware, text
 from ...validate import members as _names_in
 from ..driver import Op, Query
 from .recall_cache import (
+    OwnerPool,
     RecallCache,
     disagreements_of,
     hits_of,
@@ -48,6 +49,7 @@ __all__ = [
     "disagreements_from_rows",
     "list_page_op",
     "search_op",
+    "search_pool",
     "snapshot_from_hits",
     "snapshot_op",
     "validate_search_args",
@@ -180,6 +182,13 @@ def search_op(
     if args.query.strip() and not parsed.tokens:
         return []
     pool = yield from pool_op(owner, RecallCache(1) if cache is None else cache)
+    return search_pool(pool, parsed, args, at)
+
+
+def search_pool(
+    pool: OwnerPool, parsed: ParsedQuery, args: SearchArgs, at: datetime
+) -> list[SearchHit]:
+    """The lexical search of ``parsed`` over a current pool (no I/O; see :func:`search_op`)."""
     ranked = rank_pool(
         pool,
         parsed,
@@ -283,13 +292,15 @@ def snapshot_op(
     tokenizer: TokenCounter | None = None,
     cache: RecallCache | None = None,
     dense_ids: Sequence[str] = (),
+    dense: Callable[[OwnerPool, datetime], Op[list[str]]] | None = None,
 ) -> Op[str]:
     """The framed recall block: query plan, then standing guidance, in budget.
 
     One round trip when the owner's pool in ``cache`` is current: the plan's queries,
     standing guidance and disagreement groups are all answered from the pool. ``dense_ids``
     (the dense leg of hybrid recall, best first) are merged after the plan's lexical hits and
-    before standing guidance, so the lexical hits keep their places.
+    before standing guidance, so the lexical hits keep their places; ``dense``, when given,
+    ranks them from the pool instead (``ops/dense.py``).
     """
     at = _as_of(as_of, clock)
     k = limits.snapshot_limit if limit is None else limit
@@ -313,6 +324,8 @@ def snapshot_op(
         if planned.tokens:
             queries.append(planned)
     pool = yield from pool_op(owner, RecallCache(1) if cache is None else cache)
+    if dense is not None:
+        dense_ids = yield from dense(pool, at)
     ranked_groups: list[list[Ranked]] = []
     for planned in queries:
         ranked_groups.append(

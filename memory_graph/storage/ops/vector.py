@@ -29,23 +29,12 @@ from psycopg import errors as pgerrors
 
 from ...errors import ConfigurationError
 from ...identity import Owner
-from ...recall.hybrid import fuse_legs, vector_literal
+from ...recall.hybrid import vector_literal
 from ...recall.tokenize import index_text
-from ...time import Clock
-from ...types import Disagreement, Limits, Record, SearchHit
-from ...validate import KINDS, TRUSTS, aware
 from ..driver import Op, Query
 from ..partitions import partitioned_sql
 from ..schema import SETUP_LOCK_KEY
-from .recall_cache import RecallCache
-from .rows import RECORD_COLS, knowledge_from_json, record_from_row, visible
-from .search import (
-    SearchArgs,
-    build_disagreement_query,
-    disagreements_from_rows,
-    search_op,
-    snapshot_op,
-)
+from .rows import RECORD_COLS, knowledge_from_json, visible
 
 __all__ = [
     "EMBEDDINGS_ARRAY_SQL",
@@ -55,9 +44,7 @@ __all__ = [
     "build_dense_query",
     "embeddings_ready_op",
     "enable_embeddings_op",
-    "fusion_depth",
-    "hybrid_search_op",
-    "hybrid_snapshot_op",
+    "kind_literal",
     "pending_embeddings_op",
     "unit_literal",
     "vector_errors",
@@ -133,8 +120,19 @@ def unit_literal(values: Sequence[float]) -> str:
     return "{" + ",".join(repr(u if abs(u) >= _REAL_MIN else 0.0) for u in unit) + "}"
 
 
-def _literal(values: Sequence[float], kind: VectorKind) -> str:
-    return vector_literal(values) if kind == "vector" else unit_literal(values)
+def kind_literal(values: Sequence[float], kind: VectorKind) -> str:
+    """The literal of ``values`` for the table's kind (:func:`vector_literal` or
+    :func:`unit_literal`); an all-zero vector is stored as it is in either kind, where the
+    dense ranking never returns it (its similarity is undefined or 0).
+
+    Raises:
+        ValueError: the vector is empty or has a non-finite component.
+    """
+    if kind == "vector":
+        return vector_literal(values)
+    if vector_literal(values) and not any(values):  # all zeros: stored, never ranked
+        return "{" + ",".join("0.0" for _ in values) + "}"
+    return unit_literal(values)
 
 
 _LIVE = (
@@ -294,7 +292,7 @@ def write_embeddings_op(
             model,
             [i.record_id for i in items],
             [i.version for i in items],
-            [_literal(v, kind) for v in vectors],
+            [kind_literal(v, kind) for v in vectors],
             owner.scope_id,
             *params,
         ],
@@ -381,184 +379,3 @@ def build_dense_query(
         )
         args.append(owner.scope_id)
     return sql, args
-
-
-def hybrid_snapshot_op(
-    owner: Owner,
-    *,
-    query_vector: Sequence[float],
-    model: str,
-    task_step: str | None,
-    latest_input: str | None,
-    goal: str | None,
-    as_of: datetime | None,
-    limit: int | None,
-    max_bytes: int | None,
-    max_tokens: int | None,
-    clock: Clock,
-    limits: Limits,
-    cache: RecallCache | None = None,
-    kind: VectorKind = "vector",
-) -> Op[str]:
-    """The recall block with a dense leg: the plan's lexical hits keep their places, then the
-    dense hits of the query vector (computed from the plan's first text), then standing
-    guidance. One statement more than :func:`snapshot_op` (the dense ranking)."""
-    at = clock() if as_of is None else aware(as_of, "as_of")
-    k = limits.snapshot_limit if limit is None else limit
-    depth = min(limits.max_search_limit, k) if isinstance(k, int) and k > 0 else 1
-    sql, params = build_dense_query(
-        owner,
-        _literal(query_vector, kind),
-        dim=len(query_vector),
-        model=model,
-        kinds=KINDS,
-        trusts=TRUSTS,
-        sensitivities=["private"],
-        as_of=at,
-        depth=depth,
-        kind=kind,
-    )
-    dense = yield Query(sql, params)
-    return (
-        yield from snapshot_op(
-            owner,
-            task_step=task_step,
-            latest_input=latest_input,
-            goal=goal,
-            as_of=at,
-            limit=limit,
-            max_bytes=max_bytes,
-            max_tokens=max_tokens,
-            clock=clock,
-            limits=limits,
-            cache=cache,
-            dense_ids=[str(row["id"]) for row in dense],
-        )
-    )
-
-
-DENSE_WEIGHT = 1.0
-"""The dense ranking's weight in the fusion of :func:`hybrid_search_op` (the lexical one's
-is 1)."""
-
-DENSE_FUSED = 5
-"""How many of the dense ranking's first places enter the fusion
-(:func:`memory_graph.recall.hybrid.fuse_legs`); its later places only fill after them."""
-
-
-def fusion_depth(limit: int, limits: Limits) -> int:
-    """How many candidates each leg contributes to the fusion of a top-``limit`` search."""
-    return min(limits.max_search_limit, max(3 * limit, 30))
-
-
-def _dedup_key(record: Record) -> str:
-    return f"{record.content_hash}|{record.knowledge!r}"
-
-
-def hybrid_search_op(
-    owner: Owner,
-    args: SearchArgs,
-    *,
-    as_of: datetime,
-    query_vector: Sequence[float],
-    model: str,
-    limits: Limits,
-    cache: RecallCache | None = None,
-    weight: float = 1.0,
-    kind: VectorKind = "vector",
-) -> Op[list[SearchHit]]:
-    """Lexical and dense rankings of one snapshot, fused by reciprocal rank. Reads only.
-
-    Args:
-        owner: The owner.
-        args: Validated search arguments (a non-blank query).
-        as_of: Activity instant (both legs use it).
-        query_vector: The query embedding.
-        model: The model key.
-        limits: The configured limits.
-        weight: The dense ranking's weight for this query (times :data:`DENSE_WEIGHT`; the
-            lexical one's is 1; :func:`memory_graph.recall.hybrid.dense_weight`).
-        kind: How ``mg_embeddings`` stores vectors (:func:`embeddings_ready_op`).
-
-    Returns:
-        At most ``args.limit`` hits, best fused score first, duplicates dropped; lexical hits
-        keep their disagreement markers.
-    """
-    depth = fusion_depth(args.limit, limits)
-    # Unfused (weight 0), the lexical ranking is exactly the lexical search's (a deeper
-    # lexical search may order its first places differently); dense hits only fill after it.
-    fused_in = weight * DENSE_WEIGHT > 0
-    lexical = yield from search_op(
-        owner,
-        args.query,
-        limit=depth if fused_in else args.limit,
-        kinds=args.kinds,
-        trusts=args.trusts,
-        sensitivities=args.sensitivities,
-        as_of=as_of,
-        clock=lambda: as_of,
-        limits=limits,
-        cache=cache,
-    )
-    sql, params = build_dense_query(
-        owner,
-        _literal(query_vector, kind),
-        dim=len(query_vector),
-        model=model,
-        kinds=args.kinds,
-        trusts=args.trusts,
-        sensitivities=args.sensitivities,
-        as_of=as_of,
-        depth=depth,
-        kind=kind,
-        records=True,
-    )
-    dense = yield Query(sql, params)
-    by_id = {h.record.id: h for h in lexical}
-    fused = fuse_legs(
-        [h.record.id for h in lexical],
-        [str(row["id"]) for row in dense],
-        weight=weight * DENSE_WEIGHT,
-        head=DENSE_FUSED,
-        scores=[h.score for h in lexical],
-    )
-    records: dict[str, Record] = {
-        row["id"]: record_from_row(row) for row in dense if row["id"] not in by_id
-    }
-    hits: list[SearchHit] = []
-    seen: set[str] = set()
-    for rid, score in fused:
-        if rid in by_id:
-            hit = by_id[rid]
-            hit = SearchHit(record=hit.record, score=score, disagreement=hit.disagreement)
-        elif rid in records:
-            hit = SearchHit(record=records[rid], score=score)
-        else:  # not reached: every dense id came with its record
-            continue
-        key = _dedup_key(hit.record)
-        if key in seen:
-            continue
-        seen.add(key)
-        hits.append(hit)
-        if len(hits) == args.limit:
-            break
-    dense_only = [
-        h
-        for h in hits
-        if h.record.id not in by_id
-        and h.record.knowledge is not None
-        and h.record.knowledge.claim is not None
-        and h.record.sensitivity != "sensitive"
-    ]
-    if dense_only:
-        keys = [h.record.knowledge.claim.key for h in dense_only]  # type: ignore[union-attr]
-        dsql, dparams = build_disagreement_query(owner, as_of=as_of, claim_keys=keys)
-        drows = yield Query(dsql, dparams)
-        markers: dict[str, Disagreement] = disagreements_from_rows(drows)[0]
-        hits = [
-            SearchHit(h.record, h.score, markers.get(h.record.id))
-            if h.record.id not in by_id
-            else h
-            for h in hits
-        ]
-    return hits

@@ -21,13 +21,8 @@ from ..ops import proposals as P
 from ..ops import search as S
 from ..ops import views as V
 from ..ops.entry import TurnEntry, turn_entry_op
-from ..ops.vector import (
-    embeddings_ready_op,
-    enable_embeddings_op,
-    hybrid_search_op,
-    hybrid_snapshot_op,
-    vector_errors,
-)
+from ..ops.hybrid import hybrid_search_op, hybrid_snapshot_op
+from ..ops.vector import embeddings_ready_op, enable_embeddings_op, vector_errors
 from .base_async import AsyncStoreShell
 
 __all__ = ["AsyncRecallMethods"]
