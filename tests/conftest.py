@@ -27,7 +27,7 @@ if os.environ.get("CI"):
     settings.load_profile("ci")
 
 # Store fixtures (store, make_store, clock) shared by the store suites.
-pytest_plugins = ["_stores"]
+pytest_plugins = ["_stores", "_vectors"]
 
 # The benchmarks' counting proxy (``bench/_wire.py``) counts round trips in the commit-path
 # and driver tests.

@@ -3,7 +3,7 @@
 The pool holds each record's vector once read; a warm hybrid search is one statement (the
 pool's stamps), ranks exactly as the SQL dense leg does, and reads again only vectors it
 lacks, so a vector written by another process is used by the next search. Runs on a server
-with pgvector (see ``test_hybrid.py``, whose fixtures these are).
+with pgvector (the fixtures of ``tests/_vectors.py``).
 """
 
 from __future__ import annotations
@@ -14,14 +14,7 @@ from collections.abc import Generator
 from datetime import timedelta
 from typing import Any
 
-from test_hybrid import (  # noqa: F401  (fixtures)
-    ALICE,
-    BOB,
-    TrigramEmbeddings,
-    vector_dsn,
-    vector_server_dsn,
-    vmake,
-)
+from test_hybrid import ALICE, BOB, TrigramEmbeddings
 
 from memory_graph import MemoryStore, Owner
 from memory_graph.storage.ops import hybrid as H

@@ -204,14 +204,15 @@ def dense_rank_op(
     view = pool.view(key)
     allow = view.allow(frozenset(kinds), frozenset(trusts), at)
     scores = built.matrix @ query
-    order = np.argsort(-scores, kind="stable")
+    order = np.argsort(-scores, kind="stable")[: int(np.count_nonzero(scores > 0.0))]
+    positions = built.positions[order].tolist()
+    entries = view.entries
+    if allow is None:
+        return [entries[pos].record.id for pos in positions[:depth]]
     out: list[str] = []
-    for i in order.tolist():
-        if scores[i] <= 0.0:
-            break
-        pos = int(built.positions[i])
-        if allow is None or allow(pos):
-            out.append(view.entries[pos].record.id)
+    for pos in positions:
+        if allow(pos):
+            out.append(entries[pos].record.id)
             if len(out) == depth:
                 break
     return out

@@ -4,6 +4,7 @@ and the pure steps of hybrid search around the model calls."""
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -13,7 +14,7 @@ from psycopg.adapt import AdaptersMap
 from psycopg.types.json import set_json_dumps, set_json_loads
 
 from ...errors import ConfigurationError, ValidationError
-from ...recall.hybrid import model_key, vector_literal
+from ...recall.hybrid import model_key
 from ...recall.plan import plan_queries
 from ...time import Clock, system_clock
 from ...types import Limits
@@ -176,7 +177,8 @@ class StoreBase:
 
     def _query_vector(self, raw: Sequence[float]) -> list[float]:
         vector = [float(v) for v in raw]
-        vector_literal(vector)  # raises ValueError on an empty or non-finite vector
+        if not vector or not all(map(math.isfinite, vector)):
+            raise ValueError("a query embedding is empty or has a NaN or infinite component")
         return vector
 
     def _embedding_failed(self, exc: BaseException) -> None:
