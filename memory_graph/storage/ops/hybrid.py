@@ -193,6 +193,7 @@ def dense_rank_op(
         return []
     dim = int(query.size)
     key = tuple(sorted(set(sensitivities)))
+    view = pool.view(key)  # built (when new) outside the lock: a big pool's index takes time
     built = _matrix(owner, pool, cache, model, key, dim)
     if built.missing:
         ids = [r.id for r in built.missing]
@@ -201,7 +202,6 @@ def dense_rank_op(
         built = _matrix(owner, pool, cache, model, key, dim)
     if not built.positions.size:
         return []
-    view = pool.view(key)
     allow = view.allow(frozenset(kinds), frozenset(trusts), at)
     scores = built.matrix @ query
     order = np.argsort(-scores, kind="stable")[: int(np.count_nonzero(scores > 0.0))]
