@@ -429,8 +429,6 @@ def turn_entry(
         "_turn_entry", (owner,), {"thread_id": config_thread_id(config), "recall": recall}
     )
     recalled = entry.recalled
-    if recalled is None:  # hybrid recall: the query is embedded outside the read
-        recalled = yield Call("snapshot", (owner,), recall)
     out = yield from _extract(
         owner, state, config, extractor=extractor, redact_blocked=redact_blocked,
         listed=entry.pending,

@@ -173,7 +173,7 @@ def test_an_embeddings_store_recalls_through_snapshot(pg_dsn: str) -> None:
         store.setup()
         store.add(ALICE, "fact", "Alice cooks rice with tomatoes")
         entry = store._turn_entry(ALICE, thread_id="t1", recall=RECALL)
-        assert entry.recalled is None  # the query embedding happens outside the read
+        assert entry.recalled == store.snapshot(ALICE, **RECALL)  # vectors not enabled
         assert entry.context == store.context_block(ALICE) and entry.pending == []
         with open_checkpointer(store) as saver:
             agent = create_memory_agent(OfflineChatModel(), store, checkpointer=saver)

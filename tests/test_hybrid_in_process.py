@@ -155,6 +155,24 @@ def test_a_warm_hybrid_search_is_one_statement(vmake, monkeypatch):
     assert len(seen) == 1
 
 
+def test_the_turn_entry_reads_a_hybrid_block_in_one_statement(vmake, monkeypatch):
+    monkeypatch.setattr(H, "IN_PROCESS", True)
+    emb = TrigramEmbeddings()
+    store = vmake(emb)
+    store.enable_embeddings()
+    store.add(ALICE, "fact", "Enjoys hiking in the mountains")
+    store.add(ALICE, "fact", "Plays chess")
+    store.index_embeddings(ALICE)
+    recall = {"task_step": None, "latest_input": "any tips for hikers?", "goal": None}
+    first = store._turn_entry(ALICE, thread_id="t-1", recall=recall)
+    assert "hiking in the mountains" in first.recalled
+    assert first.recalled == store.snapshot(ALICE, **recall)
+    seen = _counting(store)
+    again = store._turn_entry(ALICE, thread_id="t-1", recall=recall)
+    assert again == first and len(seen) == 1
+    assert emb.queries == 1  # the query text was embedded once
+
+
 def test_a_vector_written_elsewhere_is_used_by_the_next_search(vmake, monkeypatch):
     monkeypatch.setattr(H, "IN_PROCESS", True)
     emb = TrigramEmbeddings()

@@ -9,7 +9,8 @@ statement, so no SQL is written twice:
 
 - the context query's rows are joined in laterally (typed, as its op reads them);
 - the snapshot's first query, when it is the one-row stamp check of a held recall pool, is
-  joined in as one JSON value (its columns are text and integers, which JSON keeps);
+  joined in as one JSON value (its columns are text and integers, which JSON keeps); a
+  hybrid snapshot ranked in process (``ops/hybrid.py``) starts with the same check;
 - the pending query is joined in as a count; only when something is pending is the query
   itself run (a second round trip).
 

@@ -216,19 +216,33 @@ class AsyncRecallMethods(AsyncStoreShell):
         keyword arguments) and the thread's pending proposals, in one statement
         (``storage/ops/entry.py``).
 
-        With embeddings configured the recall block is left out (``recalled`` is ``None``):
-        call :meth:`snapshot`, which embeds the query outside any transaction.
+        With embeddings configured the recall query is embedded first, outside any
+        transaction (a failed embedding degrades to lexical, as in :meth:`snapshot`); the
+        dense leg is then ranked from the recall pool, so the statement stays one.
         """
         snap = None
-        if recall is not None and self._embeddings is None:
-            snap = S.snapshot_op(
-                owner,
-                as_of=None,
+        if recall is not None:
+            frame: dict[str, Any] = {
+                "limit": None,
+                "max_bytes": None,
+                "max_tokens": None,
                 **recall,
-                clock=self._clock,
-                limits=self._limits,
-                cache=self._recall,
+                "as_of": None,
+                "clock": self._clock,
+                "limits": self._limits,
+                "cache": self._recall,
+            }
+            vector = await self._dense_vector(
+                self._snapshot_text(
+                    recall.get("task_step"), recall.get("latest_input"), recall.get("goal")
+                )
             )
+            if vector is None:
+                snap = S.snapshot_op(owner, **frame)
+            else:
+                snap = hybrid_snapshot_op(
+                    owner, query_vector=vector, model=self._model, kind=self._vector_kind, **frame
+                )
         pending = None
         if thread_id is not None:
             pending = P.list_pending_op(owner, thread_id=thread_id, clock=self._clock)
