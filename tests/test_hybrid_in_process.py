@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import random
 from collections.abc import Generator
+from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from typing import Any
 
@@ -244,3 +245,25 @@ def test_the_in_process_leg_is_on_where_numpy_is_installed() -> None:
     import numpy  # noqa: F401  (the dev install has it: every local model needs it)
 
     assert H.IN_PROCESS is True
+
+
+def test_threads_racing_on_a_cold_pool_rank_alike(vector_dsn, clock, monkeypatch):
+    monkeypatch.setattr(H, "IN_PROCESS", True)
+    with MemoryStore.open(vector_dsn, clock=clock, max_size=4, embeddings=RandomEmbeddings()) as s:
+        s.setup()
+        s.enable_embeddings()
+        _fill(s, random.Random(3), 40, clock)
+        s.index_embeddings(ALICE)
+        expected = [h.record.id for h in s.search(ALICE, "tea garden", limit=8)]
+        assert expected
+        for _ in range(3):
+            s._recall.clear()  # every round starts cold: the threads load and add vectors
+            with ThreadPoolExecutor(8) as pool:
+                got = list(
+                    pool.map(
+                        lambda _: [h.record.id for h in s.search(ALICE, "tea garden", limit=8)],
+                        range(16),
+                    )
+                )
+            assert all(g == expected for g in got)
+            assert s._recall.nbytes < 40 * (256 * 4 + 200) * 3 + 10 * 2**20
