@@ -7,9 +7,10 @@ from ``mg_embeddings`` once per record version, and a hybrid recall ranks the de
 one matrix product over the records the lexical search may return (same visibility, kinds,
 trusts, sensitivities and expiry, since it is the same pool and view). A search whose pool
 holds a vector for every such record costs no statement beyond the pool's stamp check; one
-that lacks some reads those, and only those, in one statement, every time until they exist,
-so a vector another process wrote is seen by the next search. A pool replaced after a write
-keeps the vectors of the records that did not change.
+that lacks some reads those, and only those, in one statement, then not again for
+:data:`ABSENT_SECONDS` (so a vector another process wrote is used within that time, and an
+owner whose records were never indexed costs no statement per search). A pool replaced after
+a write keeps the vectors of the records that did not change.
 
 The ranking is the SQL one's (:func:`~.vector.build_dense_query`): cosine similarity, best
 first, ties by record id, similarity at or below 0 left out; a vector of another dimension
@@ -19,7 +20,9 @@ statement, and its records a second one.
 
 from __future__ import annotations
 
+import math
 import threading
+import time
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
@@ -52,7 +55,9 @@ __all__ = [
     "DENSE_FUSED",
     "DENSE_WEIGHT",
     "IN_PROCESS",
+    "ABSENT_SECONDS",
     "dense_rank_op",
+    "forget_absent",
     "fusion_depth",
     "hybrid_search_op",
     "hybrid_snapshot_op",
@@ -170,6 +175,49 @@ def _add(
         cache.grew(owner, pool, grown)
 
 
+ABSENT_SECONDS = 10.0
+"""How long a record found without a vector is not asked for again by the pool that asked
+(a write makes a new pool, and this store's own ``index_embeddings`` forgets the asking at
+once: :func:`forget_absent`); so a vector another process writes is used within this time,
+and an owner whose records were never indexed costs no statement per search."""
+
+
+_ASKED = object()  # the first element of the pool's dense memo keys of what it asked for
+
+
+def _wanted(pool: OwnerPool, model: str, dim: int, missing: Sequence[Record]) -> list[Record]:
+    """The missing records not found absent within :data:`ABSENT_SECONDS`. A record is
+    marked absent only once a read came back without it (:func:`_absent`), so a search
+    racing another one's read asks too, rather than ranking without the vector."""
+    if not missing:
+        return []
+    now = time.monotonic()
+    with _LOCK:
+        asked: dict[str, float] = pool.dense.get((_ASKED, model, dim), {})
+        return [r for r in missing if now - asked.get(r.id, -math.inf) >= ABSENT_SECONDS]
+
+
+def _absent(pool: OwnerPool, model: str, dim: int, ids: Iterable[str]) -> None:
+    now = time.monotonic()
+    with _LOCK:
+        asked: dict[str, float] = pool.dense.setdefault((_ASKED, model, dim), {})
+        held = pool.vectors.get(model, {})
+        for rid in ids:
+            if rid not in held:
+                asked[rid] = now
+
+
+def forget_absent(cache: RecallCache, owner: Owner) -> None:
+    """Forget which of the owner's records its held pool found without a vector, so the next
+    search asks again (after this store wrote vectors)."""
+    pool = cache.peek(owner)
+    if pool is None:
+        return
+    with _LOCK:
+        for key in [k for k in pool.dense if k[0] is _ASKED]:
+            del pool.dense[key]
+
+
 def dense_rank_op(
     owner: Owner,
     pool: OwnerPool,
@@ -195,10 +243,12 @@ def dense_rank_op(
     key = tuple(sorted(set(sensitivities)))
     view = pool.view(key)  # built (when new) outside the lock: a big pool's index takes time
     built = _matrix(owner, pool, cache, model, key, dim)
-    if built.missing:
-        ids = [r.id for r in built.missing]
+    wanted = _wanted(pool, model, dim, built.missing)
+    if wanted:
+        ids = [r.id for r in wanted]
         rows = yield Query(_VECTORS_SQL, [owner.scope_id, model, dim, ids])
-        _add(owner, pool, cache, model, built.missing, rows, dim)
+        _add(owner, pool, cache, model, wanted, rows, dim)
+        _absent(pool, model, dim, ids)
         built = _matrix(owner, pool, cache, model, key, dim)
     if not built.positions.size:
         return []

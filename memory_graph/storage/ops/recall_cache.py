@@ -307,6 +307,11 @@ class RecallCache:
                 self._pools.move_to_end(key)
             return pool
 
+    def peek(self, owner: Owner) -> OwnerPool | None:
+        """The owner's held pool, if any (its place in the eviction order unchanged)."""
+        with self._lock:
+            return self._pools.get(_owner_key(owner))
+
     def put(self, key: tuple[str, ...], pool: OwnerPool) -> None:
         with self._lock:
             old = self._pools.pop(key, None)

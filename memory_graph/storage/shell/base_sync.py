@@ -16,6 +16,7 @@ from ...identity import Owner
 from ...time import Clock
 from ...types import CommitResult, Limits
 from ..driver import Op, PoolOptions, map_unavailable, run_sync, without_deadline
+from ..ops.hybrid import forget_absent
 from ..ops.vector import embeddings_ready_op, pending_embeddings_op, write_embeddings_op
 from .common import StoreBase, embedding_catch_up_failed
 
@@ -91,6 +92,8 @@ class StoreShell(StoreBase):
         for start in range(0, len(pending), batch_size):
             texts = [p.text for p in pending[start : start + batch_size]]
             vectors.extend(model.embed_documents(texts))
-        return self._run(
+        written = self._run(
             write_embeddings_op(owner, self._model, pending, vectors, kind=self._vector_kind)
         )
+        forget_absent(self._recall, owner)  # the next search reads what was just written
+        return written
