@@ -123,6 +123,7 @@ def test_in_process_and_sql_dense_rankings_agree(vmake, clock, monkeypatch):
 
 
 def test_a_warm_hybrid_search_is_one_statement(vmake, monkeypatch):
+    monkeypatch.setattr(H, "ABSENT_SECONDS", 1e9)  # never passes on a slow machine
     monkeypatch.setattr(H, "IN_PROCESS", True)
     store = vmake(TrigramEmbeddings())
     store.enable_embeddings()
@@ -176,6 +177,7 @@ def test_the_turn_entry_reads_a_hybrid_block_in_one_statement(vmake, monkeypatch
 
 
 def test_a_vector_written_elsewhere_is_used_once_the_absent_time_passed(vmake, monkeypatch):
+    monkeypatch.setattr(H, "ABSENT_SECONDS", 1e9)  # never passes on a slow machine
     monkeypatch.setattr(H, "IN_PROCESS", True)
     emb = TrigramEmbeddings()
     reader = vmake(emb)
@@ -195,6 +197,7 @@ def test_a_vector_written_elsewhere_is_used_once_the_absent_time_passed(vmake, m
 
 
 def test_a_bulk_load_never_indexed_costs_no_statement_per_search(vmake, monkeypatch):
+    monkeypatch.setattr(H, "ABSENT_SECONDS", 1e9)  # never passes on a slow machine
     monkeypatch.setattr(H, "IN_PROCESS", True)
     store = vmake(TrigramEmbeddings())
     store.enable_embeddings()

@@ -304,6 +304,13 @@ def hybrid_snapshot_op(
         "limits": limits,
         "cache": cache,
     }
+    # What the dense leg of a recall block ranks (the snapshot's own filters), either way.
+    within: dict[str, Any] = {
+        "kinds": KINDS,
+        "trusts": TRUSTS,
+        "sensitivities": ["private"],
+        "depth": depth,
+    }
     if IN_PROCESS and cache is not None:
         held = cache
 
@@ -314,11 +321,8 @@ def hybrid_snapshot_op(
                 held,
                 vector=query_vector,
                 model=model,
-                kinds=KINDS,
-                trusts=TRUSTS,
-                sensitivities=["private"],
                 at=when,
-                depth=depth,
+                **within,
             )
 
         return (yield from snapshot_op(owner, **frame, dense=dense))
@@ -327,12 +331,9 @@ def hybrid_snapshot_op(
         kind_literal(query_vector, kind),
         dim=len(query_vector),
         model=model,
-        kinds=KINDS,
-        trusts=TRUSTS,
-        sensitivities=["private"],
         as_of=at,
-        depth=depth,
         kind=kind,
+        **within,
     )
     rows = yield Query(sql, params)
     return (yield from snapshot_op(owner, **frame, dense_ids=[str(row["id"]) for row in rows]))

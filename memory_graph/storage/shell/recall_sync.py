@@ -18,6 +18,7 @@ from ...identity import Owner
 from ...recall.hybrid import dense_weight
 from ...types import Kind, SearchHit, Sensitivity, Trust
 from ...validate import owner as check_owner
+from ..driver import Op
 from ..ops import proposals as P
 from ..ops import search as S
 from ..ops import views as V
@@ -189,8 +190,7 @@ class RecallMethods(StoreShell):
         degrades to lexical, with a warning).
         """
         check_owner(owner)
-        vector = self._dense_vector(self._snapshot_text(task_step, latest_input, goal))
-        frame: dict[str, Any] = {
+        args = {
             "task_step": task_step,
             "latest_input": latest_input,
             "goal": goal,
@@ -198,16 +198,30 @@ class RecallMethods(StoreShell):
             "limit": limit,
             "max_bytes": max_bytes,
             "max_tokens": max_tokens,
+        }
+        return self._read(self._snapshot_op(owner, args))
+
+    def _snapshot_op(self, owner: Owner, args: Mapping[str, Any]) -> Op[str]:
+        """The recall snapshot's op for ``args`` (:meth:`snapshot`'s keywords): hybrid when
+        a dense leg applies and the plan's first text embeds (embedded here, outside any
+        transaction), else lexical."""
+        vector = self._dense_vector(
+            self._snapshot_text(args.get("task_step"), args.get("latest_input"), args.get("goal"))
+        )
+        frame: dict[str, Any] = {
+            "limit": None,
+            "max_bytes": None,
+            "max_tokens": None,
+            "as_of": None,
+            **args,
             "clock": self._clock,
             "limits": self._limits,
             "cache": self._recall,
         }
         if vector is None:
-            return self._read(S.snapshot_op(owner, **frame))
-        return self._read(
-            hybrid_snapshot_op(
-                owner, query_vector=vector, model=self._model, kind=self._vector_kind, **frame
-            )
+            return S.snapshot_op(owner, **frame)
+        return hybrid_snapshot_op(
+            owner, query_vector=vector, model=self._model, kind=self._vector_kind, **frame
         )
 
     def _turn_entry(
@@ -221,29 +235,7 @@ class RecallMethods(StoreShell):
         transaction (a failed embedding degrades to lexical, as in :meth:`snapshot`); the
         dense leg is then ranked from the recall pool, so the statement stays one.
         """
-        snap = None
-        if recall is not None:
-            frame: dict[str, Any] = {
-                "limit": None,
-                "max_bytes": None,
-                "max_tokens": None,
-                **recall,
-                "as_of": None,
-                "clock": self._clock,
-                "limits": self._limits,
-                "cache": self._recall,
-            }
-            vector = self._dense_vector(
-                self._snapshot_text(
-                    recall.get("task_step"), recall.get("latest_input"), recall.get("goal")
-                )
-            )
-            if vector is None:
-                snap = S.snapshot_op(owner, **frame)
-            else:
-                snap = hybrid_snapshot_op(
-                    owner, query_vector=vector, model=self._model, kind=self._vector_kind, **frame
-                )
+        snap = None if recall is None else self._snapshot_op(owner, recall)
         pending = None
         if thread_id is not None:
             pending = P.list_pending_op(owner, thread_id=thread_id, clock=self._clock)
